@@ -1,0 +1,202 @@
+// The REST adapter: matches a route, checks the request, runs the route's GraphQL operation in process
+// and maps the answer or the error onto the family's envelope.
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { execute, parse, validate, GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { AppError, type ErrorCode, type ErrorDetail } from '../src/errors.js';
+import { json, v1Error, v1Success } from './envelopes.js';
+import type { Family, Route, RouteRequest } from './route.js';
+
+export const MAX_JSON_BYTES = 10 * 1024 * 1024;
+
+export interface Outcome {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** Builds a family's success and error bodies; the open family is added by the Open API. */
+export interface EnvelopeFamily {
+  success(data: unknown, route: Route): unknown;
+  error(status: number, code: ErrorCode, message: string, requestId: string, details?: ErrorDetail[]): unknown;
+}
+
+export const v1Family: EnvelopeFamily = {
+  success: (data) => v1Success(data),
+  error: (status, code, message, requestId, details) => v1Error(status, code, message, requestId, details),
+};
+
+interface CompiledRoute {
+  route: Route;
+  pattern: RegExp;
+  paramNames: string[];
+  document: DocumentNode;
+  checkBody?: ValidateFunction;
+}
+
+/** Parses and validates every route's GraphQL document against the schema; throws naming the route that broke. */
+export function compileRoutes(schema: GraphQLSchema, routes: Route[]): CompiledRoute[] {
+  const ajv = new Ajv2020({ allErrors: false, strict: false });
+  return routes.map((route) => {
+    const document = parse(route.document);
+    const errors = validate(schema, document);
+    if (errors.length) throw new Error(`Route ${route.method} ${route.path}: ${errors.map((e) => e.message).join('; ')}`);
+    const paramNames: string[] = [];
+    const source = route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, (_m, name: string) => {
+      paramNames.push(name);
+      return '([^/]+)';
+    });
+    return { route, pattern: new RegExp(`^${source}$`), paramNames, document, checkBody: route.body ? ajv.compile(route.body) : undefined };
+  });
+}
+
+function describeAjvError(e: ErrorObject): { field: string; message: string } {
+  const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  if (e.keyword === 'additionalProperties') {
+    const extra = (e.params as { additionalProperty: string }).additionalProperty;
+    const field = path ? `${path}.${extra}` : extra;
+    return { field, message: `unknown property "${field}"` };
+  }
+  if (e.keyword === 'required') {
+    const missing = (e.params as { missingProperty: string }).missingProperty;
+    const field = path ? `${path}.${missing}` : missing;
+    return { field, message: `"${field}" is required` };
+  }
+  const field = path || 'body';
+  return { field, message: `"${field}" ${e.message}` };
+}
+
+/** Reads a JSON body up to the limit, counting real bytes rather than trusting Content-Length. */
+export async function readJsonBody(request: Request, limit = MAX_JSON_BYTES): Promise<unknown> {
+  const declared = Number(request.headers.get('content-length') ?? 0);
+  if (declared > limit) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${limit} bytes`);
+  if (!request.body) return undefined;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${limit} bytes`);
+    }
+    chunks.push(value);
+  }
+  if (size === 0) return undefined;
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new AppError('BAD_REQUEST', `Malformed JSON body: ${(e as Error).message}`);
+  }
+}
+
+/** The error an operation failed with, as code, status, message and details; unexpected errors become a bare 500. */
+export function classifyError(error: unknown): { code: ErrorCode; status: number; message: string; details?: ErrorDetail[]; headers?: Record<string, string> } {
+  const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+  if (original instanceof AppError) return { code: original.code, status: original.status, message: original.message, details: original.details, headers: original.headers };
+  if (error instanceof GraphQLError && !error.originalError) {
+    // Validation or variable coercion: the request was wrong.
+    return { code: 'BAD_REQUEST', status: 400, message: error.message };
+  }
+  console.error('internal error:', original);
+  return { code: 'INTERNAL_ERROR', status: 500, message: 'Internal error' };
+}
+
+export interface RestHandlerOptions<C> {
+  schema: GraphQLSchema;
+  routes: Route[];
+  families: Record<Family, EnvelopeFamily>;
+  /** Builds the GraphQL context of a request (who is calling); may throw an AppError such as a 401. */
+  context: (request: Request, requestId: string, route: Route) => Promise<C>;
+  /** Runs around the operation, e.g. to add rate-limit headers; may throw an AppError. */
+  around?: (route: Route, ctx: C, run: () => Promise<Outcome>) => Promise<Outcome>;
+}
+
+export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
+  const compiled = compileRoutes(opts.schema, opts.routes);
+
+  function match(method: string, pathname: string) {
+    let pathMatched = false;
+    const allowed: string[] = [];
+    for (const c of compiled) {
+      const m = c.pattern.exec(pathname);
+      if (!m) continue;
+      pathMatched = true;
+      allowed.push(c.route.method);
+      if (c.route.method === method) {
+        const params: Record<string, string> = {};
+        c.paramNames.forEach((n, i) => (params[n] = decodeURIComponent(m[i + 1])));
+        return { compiled: c, params };
+      }
+    }
+    return { pathMatched, allowed };
+  }
+
+  function parseQuery(route: Route, url: URL): RouteRequest['query'] {
+    const query: RouteRequest['query'] = {};
+    for (const [name, spec] of Object.entries(route.query ?? {})) {
+      const raw = url.searchParams.get(name);
+      if (raw === null) {
+        if (spec.required) throw new AppError('BAD_REQUEST', `${name} is required`, { details: [{ field: name, message: 'required' }] });
+        continue;
+      }
+      if (spec.type === 'integer') {
+        if (!/^\s*-?\d+\s*$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
+          throw new AppError('BAD_REQUEST', `${name} must be a positive integer`, { details: [{ field: name, message: 'must be a positive integer' }] });
+        }
+        query[name] = Number(raw);
+      } else query[name] = raw;
+    }
+    return query;
+  }
+
+  async function run(c: CompiledRoute, request: Request, url: URL, params: Record<string, string>, requestId: string): Promise<Outcome> {
+    const { route } = c;
+    const family = opts.families[route.family];
+    const ctx = await opts.context(request, requestId, route);
+    const exec = async (): Promise<Outcome> => {
+      const query = parseQuery(route, url);
+      let body: unknown;
+      if (route.method === 'POST' || route.method === 'PUT') {
+        body = await readJsonBody(request);
+        if (route.body) {
+          if (body === undefined) body = {};
+          if (!c.checkBody!(body)) {
+            const d = describeAjvError(c.checkBody!.errors![0]);
+            throw new AppError('BAD_REQUEST', d.message, { details: [d] });
+          }
+        }
+      }
+      const variables = route.variables({ params, query, body: body ?? {} });
+      const result = await execute({ schema: opts.schema, document: c.document, variableValues: variables, contextValue: ctx });
+      if (result.errors?.length) throw result.errors[0];
+      return { status: route.status ?? 200, body: family.success(route.result(result.data), route) };
+    };
+    return opts.around ? opts.around(route, ctx, exec) : exec();
+  }
+
+  return {
+    compiled,
+    /** Handles a request under a family's prefix; `family` picks the envelope of 404 and 405 answers. */
+    async handle(request: Request, url: URL, requestId: string, family: Family): Promise<Response> {
+      const found = match(request.method, url.pathname);
+      const envelope = opts.families[family];
+      if (!('compiled' in found) || !found.compiled) {
+        if (found.pathMatched) {
+          return json(405, envelope.error(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${url.pathname}`, requestId), requestId, { allow: found.allowed.join(', ') });
+        }
+        return json(404, envelope.error(404, 'NOT_FOUND', `No route ${request.method} ${url.pathname}`, requestId), requestId);
+      }
+      const routeFamily = opts.families[found.compiled.route.family];
+      try {
+        const outcome = await run(found.compiled, request, url, found.params, requestId);
+        return json(outcome.status, outcome.body, requestId, outcome.headers);
+      } catch (error) {
+        const e = classifyError(error);
+        return json(e.status, routeFamily.error(e.status, e.code, e.message, requestId, e.details), requestId, e.headers);
+      }
+    },
+  };
+}

@@ -1,0 +1,71 @@
+// Generates an OpenAPI 3.1 document from the REST route table.
+import type { Route } from './route.js';
+import { v1Schemas } from './schemas.js';
+
+const ERROR_STATUSES: Record<string, string> = {
+  '400': 'Bad request: the message names the field, parameter or batch index',
+  '401': 'Missing or invalid token',
+  '403': 'Not allowed for this caller',
+  '404': 'Not found',
+  '405': 'Method not allowed',
+  '409': 'Conflict',
+  '413': 'Body too large',
+  '429': 'Too many requests',
+  '500': 'Internal error',
+};
+
+export function buildOpenApi(routes: Route[], info: { title: string; version: string; serverUrl: string; schemas?: Record<string, unknown> }) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const pathParams = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
+      name: m[1], in: 'path', required: true, schema: { type: 'string' },
+    }));
+    const queryParams = Object.entries(route.query ?? {}).map(([name, q]) => ({
+      name, in: 'query', required: q.required ?? false, description: q.description, schema: { type: q.type },
+    }));
+    const status = String(route.status ?? 200);
+    const operation: Record<string, unknown> = {
+      operationId: operationId(route),
+      summary: route.summary,
+      tags: [route.tag],
+      parameters: [...pathParams, ...queryParams],
+      responses: {
+        [status]: {
+          description: 'Success',
+          content: { 'application/json': { schema: envelope(route.response) } },
+        },
+        ...Object.fromEntries(Object.entries(ERROR_STATUSES).map(([code, description]) => [
+          code, { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+        ])),
+      },
+      ...(route.auth === false ? { security: [] } : {}),
+    };
+    if (route.body) operation.requestBody = { required: true, content: { 'application/json': { schema: route.body } } };
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation;
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: info.title, version: info.version },
+    servers: [{ url: info.serverUrl }],
+    security: [{ bearer: [] }],
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      schemas: info.schemas ?? v1Schemas,
+    },
+  };
+}
+
+function envelope(data: unknown) {
+  return {
+    type: 'object',
+    required: ['code', 'msg', 'data'],
+    properties: { code: { const: 0 }, msg: { const: 'success' }, data },
+  };
+}
+
+function operationId(route: Route): string {
+  const words = route.path.replace(/^\/api\/(v1\/)?/, '').split('/').filter((s) => s && !s.startsWith('{'));
+  return [route.method.toLowerCase(), ...words.map((w) => w[0].toUpperCase() + w.slice(1))].join('').replace(/[^A-Za-z0-9]/g, '')
+    + (route.path.endsWith('}') ? 'ById' : '');
+}

@@ -1,0 +1,44 @@
+// The shape of a REST route-table entry: an HTTP method and path mapped onto one GraphQL operation.
+
+export type JsonSchema = Record<string, unknown>;
+export type Family = 'v1' | 'open';
+
+export interface QueryParam {
+  type: 'integer' | 'string';
+  description: string;
+  required?: boolean;
+}
+
+export interface RouteRequest {
+  /** Path parameters, by the names in `{braces}`. */
+  params: Record<string, string>;
+  /** Query parameters after type conversion (integers are numbers). */
+  query: Record<string, string | number | undefined>;
+  /** The parsed JSON body (undefined when there is none). */
+  body: any;
+}
+
+export interface Route {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** OpenAPI-style path, e.g. `/api/v1/tables/{table_id}`. */
+  path: string;
+  family: Family;
+  summary: string;
+  tag: string;
+  /** False for routes that take no bearer token (login, discovery). */
+  auth?: boolean;
+  query?: Record<string, QueryParam>;
+  /** JSON Schema of the request body, checked before the operation runs. */
+  body?: JsonSchema;
+  /** The GraphQL operation this route runs in process. */
+  document: string;
+  variables: (req: RouteRequest) => Record<string, unknown>;
+  /** Maps the operation's `data` onto the envelope's `data`. */
+  result: (data: any) => unknown;
+  /** JSON Schema of the envelope's `data`. */
+  response: JsonSchema;
+  /** Success status, 200 unless given. */
+  status?: number;
+}
+
+export const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });

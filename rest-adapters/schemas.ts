@@ -1,0 +1,40 @@
+// JSON Schemas of the /api/v1 resources: the OpenAPI components, also used to check answers in tests.
+import type { JsonSchema } from './route.js';
+import { FIELD_TYPE_NAMES } from '../src/fields/field-type.js';
+
+const str = { type: 'string' } as const;
+const int = { type: 'integer' } as const;
+const bool = { type: 'boolean' } as const;
+const time = { type: 'string', format: 'date-time' } as const;
+const obj = (properties: Record<string, JsonSchema>, required = Object.keys(properties)): JsonSchema => ({
+  type: 'object', properties, required, additionalProperties: false,
+});
+
+export const v1Schemas: Record<string, JsonSchema> = {
+  User: obj({ id: str, email: str, name: str, is_admin: bool, default_base_id: { type: ['string', 'null'] }, created_at: time, updated_at: time }),
+  Login: obj({ token: str, token_type: { const: 'Bearer' }, expires_in: int, user: { $ref: '#/components/schemas/User' } }),
+  Base: obj({ id: str, name: str, description: str, role: { enum: ['owner', 'admin', 'editor', 'viewer'] }, created_at: time, updated_at: time }),
+  Member: obj({ user_id: str, email: str, name: str, role: { enum: ['owner', 'admin', 'editor', 'viewer'] }, created_at: time }),
+  Table: obj({ id: str, base_id: str, name: str, description: str, created_at: time, updated_at: time }),
+  Field: obj({
+    id: str, table_id: str, name: str, type: { enum: [...FIELD_TYPE_NAMES] }, required: bool,
+    options: { type: ['array', 'null'], items: str }, config: { type: 'object' }, indexed: bool,
+  }),
+  Record: obj({
+    id: str,
+    fields: { type: 'object', description: 'Values keyed by field name; every field present, null when empty' },
+    created_at: time, updated_at: time,
+  }),
+  Deleted: obj({ id: str, deleted: { const: true } }),
+  Error: {
+    type: 'object',
+    required: ['code', 'msg', 'error', 'data', 'request_id'],
+    properties: {
+      code: int, msg: str, error: str, data: { type: 'null' }, request_id: str,
+      details: { type: 'array', items: { type: 'object', properties: { index: int, field: str, message: str }, required: ['message'] } },
+    },
+  },
+};
+
+export const pageSchema = (item: string): JsonSchema =>
+  obj({ items: { type: 'array', items: { $ref: `#/components/schemas/${item}` } }, total: int, page: int, page_size: int });

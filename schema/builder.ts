@@ -1,0 +1,53 @@
+// The Pothos schema builder with scope-auth: loggedIn, systemAdmin and baseRole guard every operation.
+import SchemaBuilder from '@pothos/core';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import { Kind, valueFromASTUntyped, type ValueNode } from 'graphql';
+import { atLeast, type Role } from '../src/domain/access.js';
+import { forbidden, unauthorized } from '../src/errors.js';
+import type { Context } from './context.js';
+
+/** A base-role requirement; the base is named directly or through a table or field. */
+export interface BaseRoleScope {
+  role: Role;
+  baseId?: string;
+  tableId?: string;
+  fieldId?: string;
+}
+
+export const builder = new SchemaBuilder<{
+  Context: Context;
+  AuthScopes: { loggedIn: boolean; systemAdmin: boolean; baseRole: BaseRoleScope };
+  Scalars: { JSON: { Input: unknown; Output: unknown } };
+  DefaultFieldNullability: false;
+}>({
+  plugins: [ScopeAuthPlugin],
+  defaultFieldNullability: false,
+  scopeAuth: {
+    authScopes: (ctx) => ({
+      loggedIn: ctx.actor !== null,
+      systemAdmin: ctx.actor?.isAdmin === true,
+      baseRole: (scope: BaseRoleScope) => {
+        if (!ctx.actor) return false;
+        // baseOf answers 404 for a base, table or field that does not exist.
+        const baseId = ctx.services.access.baseOf(scope);
+        return atLeast(ctx.services.access.roleIn(ctx.actor, baseId), scope.role);
+      },
+    }),
+    unauthorizedError: (_parent, ctx) => (ctx.actor ? forbidden() : unauthorized()),
+  },
+});
+
+function parseLiteral(ast: ValueNode, variables?: Record<string, unknown> | null): unknown {
+  if (ast.kind === Kind.NULL) return null;
+  return valueFromASTUntyped(ast, variables);
+}
+
+builder.scalarType('JSON', {
+  description: 'Any JSON value',
+  serialize: (v) => v,
+  parseValue: (v) => v,
+  parseLiteral,
+});
+
+builder.queryType({});
+builder.mutationType({});

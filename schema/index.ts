@@ -1,0 +1,10 @@
+// Assembles the schema: importing each concept's file registers its types and operations.
+import { builder } from './builder.js';
+import './types/common.js';
+import './types/user.js';
+import './types/base.js';
+import './types/table.js';
+import './types/field.js';
+import './types/record.js';
+
+export const schema = builder.toSchema({ sortSchema: true });

@@ -1,0 +1,14 @@
+// Prints the schema to schema/schema.graphql (`npm run schema:print`); a test fails when the file drifts.
+import { printSchema, lexicographicSortSchema } from 'graphql';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { schema } from './index.js';
+
+export const SCHEMA_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'schema.graphql');
+export const printedSchema = () => `${printSchema(lexicographicSortSchema(schema))}\n`;
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  fs.writeFileSync(SCHEMA_FILE, printedSchema());
+  console.log(`wrote ${SCHEMA_FILE}`);
+}

@@ -1,0 +1,71 @@
+// Records of a table: pages with filter and sort, single writes and all-or-nothing batches.
+import type { ApiRecord } from '../../src/domain/records.js';
+import { builder } from '../builder.js';
+import { DeleteResult, pageArgs, pageOf } from './common.js';
+
+export const Record = builder.objectRef<ApiRecord>('Record').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    fields: t.field({ type: 'JSON', description: 'Values keyed by field name; every field present, null when empty', resolve: (r) => r.fields }),
+    createdAt: t.exposeString('createdAt'),
+    updatedAt: t.exposeString('updatedAt'),
+    createdBy: t.exposeString('createdBy', { nullable: true }),
+    updatedBy: t.exposeString('updatedBy', { nullable: true }),
+  }),
+});
+const RecordPage = pageOf<ApiRecord>('Record', Record);
+
+const BatchResult = builder.objectRef<{ items?: ApiRecord[]; deleted?: string[] }>('BatchResult').implement({
+  fields: (t) => ({
+    items: t.field({ type: [Record], nullable: true, description: 'The written records (create and update)', resolve: (b) => b.items ?? null }),
+    deleted: t.idList({ nullable: true, description: 'The deleted ids (delete)', resolve: (b) => b.deleted ?? null }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  records: t.field({
+    type: RecordPage,
+    args: {
+      tableId: t.arg.id({ required: true }),
+      ...pageArgs(t.arg),
+      filter: t.arg({ type: 'JSON', required: false, description: 'Filter object (or its JSON text), contract section 4' }),
+      sort: t.arg({ type: 'JSON', required: false, description: 'Sort keys (or their JSON text), contract section 4' }),
+    },
+    authScopes: (_r, a) => ({ baseRole: { tableId: String(a.tableId), role: 'viewer' } }),
+    resolve: (_r, a, ctx) => ctx.services.records.listRecords(String(a.tableId), a),
+  }),
+  record: t.field({
+    type: Record,
+    args: { tableId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
+    authScopes: (_r, a) => ({ baseRole: { tableId: String(a.tableId), role: 'viewer' } }),
+    resolve: (_r, a, ctx) => ctx.services.records.getRecord(String(a.tableId), String(a.id)),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createRecord: t.field({
+    type: Record,
+    args: { tableId: t.arg.id({ required: true }), fields: t.arg({ type: 'JSON', required: true }) },
+    authScopes: (_r, a) => ({ baseRole: { tableId: String(a.tableId), role: 'editor' } }),
+    resolve: (_r, a, ctx) => ctx.services.records.createRecord(ctx.actor, String(a.tableId), a.fields),
+  }),
+  updateRecord: t.field({
+    type: Record,
+    args: { tableId: t.arg.id({ required: true }), id: t.arg.id({ required: true }), fields: t.arg({ type: 'JSON', required: true }) },
+    authScopes: (_r, a) => ({ baseRole: { tableId: String(a.tableId), role: 'editor' } }),
+    resolve: (_r, a, ctx) => ctx.services.records.updateRecord(ctx.actor, String(a.tableId), String(a.id), a.fields),
+  }),
+  deleteRecord: t.field({
+    type: DeleteResult,
+    args: { tableId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
+    authScopes: (_r, a) => ({ baseRole: { tableId: String(a.tableId), role: 'editor' } }),
+    resolve: (_r, a, ctx) => ctx.services.records.deleteRecord(String(a.tableId), String(a.id)),
+  }),
+  batchRecords: t.field({
+    type: BatchResult,
+    description: 'create: items hold `fields`; update: items hold `id` and `fields`; delete: items hold `id`. All or nothing, 1 to 1000 items.',
+    args: { tableId: t.arg.id({ required: true }), action: t.arg.string({ required: true }), records: t.arg({ type: 'JSON', required: true }) },
+    authScopes: (_r, a) => ({ baseRole: { tableId: String(a.tableId), role: 'editor' } }),
+    resolve: (_r, a, ctx) => ctx.services.records.batchRecords(ctx.actor, String(a.tableId), a.action, a.records),
+  }),
+}));

@@ -1,0 +1,101 @@
+// Builds the whole service from a configuration: database, keys, services, GraphQL and the REST route table.
+// Tests build it the same way and call `fetch` without a socket; main.ts puts it on a port.
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { createYoga } from 'graphql-yoga';
+import { GraphQLError } from 'graphql';
+import type { Config } from './config.js';
+import { openDatabase } from './db/connection.js';
+import { createRecordStore } from './db/record-store.js';
+import { loadOrCreateKeys } from './auth/keys.js';
+import { createTokenService } from './auth/tokens.js';
+import { createRevocationList } from './auth/revocations.js';
+import { createServices } from './domain/services.js';
+import { schema } from '../schema/index.js';
+import type { Context } from '../schema/context.js';
+import { classifyError, createRestHandler, v1Family } from '../rest-adapters/adapter.js';
+import { json } from '../rest-adapters/envelopes.js';
+import { routes } from '../rest-adapters/routes/index.js';
+import { buildOpenApi } from '../rest-adapters/openapi.js';
+import { useHttpStatusExtension } from './graphql/use-http-status-extension.js';
+
+export const DB_FILE = 'table-service.db';
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+export async function createApp(config: Config) {
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const { sqlite, orm } = openDatabase(path.join(config.dataDir, DB_FILE), { synchronous: config.sqliteSynchronous });
+  const keys = await loadOrCreateKeys(config.dataDir);
+  const tokens = createTokenService(keys, config.publicUrl);
+  const revocations = createRevocationList(sqlite);
+  const store = createRecordStore(sqlite);
+  const services = createServices({ sqlite, orm, store, tokens, revocations, config });
+  const firstAdmin = await services.users.ensureFirstAdmin(config.adminEmail, config.adminPassword);
+
+  async function contextFor(request: Request, requestId: string): Promise<Context> {
+    const actor = await services.auth.actorFromHeader(request.headers.get('authorization'));
+    return { actor, services, requestId };
+  }
+
+  const yoga = createYoga<{ requestId: string }>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    logging: false,
+    landingPage: false,
+    plugins: [useHttpStatusExtension()],
+    context: ({ request, requestId }) => contextFor(request, requestId),
+    maskedErrors: {
+      maskError(error) {
+        const e = classifyError(error);
+        if (e.code !== 'INTERNAL_ERROR') return error as Error;
+        return new GraphQLError('Internal error', { extensions: { code: 'INTERNAL_ERROR', http: { status: 500 } } });
+      },
+    },
+  });
+
+  const rest = createRestHandler<Context>({
+    schema,
+    routes,
+    families: { v1: v1Family, open: v1Family },
+    context: (request, requestId) => contextFor(request, requestId),
+  });
+  const openApiV1 = JSON.stringify(buildOpenApi(routes, { title: 'Table Service API v1', version: config.version, serverUrl: config.publicUrl }));
+
+  async function handle(request: Request, requestId: string): Promise<Response> {
+    const url = new URL(request.url);
+    const p = url.pathname;
+    if (p === '/healthz') return json(200, { status: 'ok', version: config.version }, requestId);
+    if (p === '/graphql') return yoga.fetch(request, { requestId });
+    if (p === '/api/v1/openapi.json') {
+      return new Response(openApiV1, { headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId } });
+    }
+    if (p.startsWith('/api/v1/') || p.startsWith('/api/auth/')) return rest.handle(request, url, requestId, 'v1');
+    return json(404, { code: 404, msg: `Nothing at ${p}`, error: 'NOT_FOUND', data: null, request_id: requestId }, requestId);
+  }
+
+  return {
+    config,
+    services,
+    sqlite,
+    firstAdmin,
+    routes: rest.compiled,
+    async fetch(request: Request): Promise<Response> {
+      const incoming = request.headers.get('x-request-id');
+      const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+      try {
+        const response = await handle(request, requestId);
+        if (!response.headers.has('x-request-id')) response.headers.set('x-request-id', requestId);
+        return response;
+      } catch (error) {
+        const e = classifyError(error);
+        return json(e.status, { code: e.status, msg: e.message, error: e.code, data: null, request_id: requestId }, requestId);
+      }
+    },
+    close() {
+      sqlite.close();
+    },
+  };
+}
+
+export type App = Awaited<ReturnType<typeof createApp>>;

@@ -1,0 +1,64 @@
+// Issues and verifies signed JWTs; verified tokens are cached so a client that reuses its token pays no signature check.
+import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
+import { randomUUID } from 'node:crypto';
+import type { SigningKeys } from './keys.js';
+
+export interface TokenClaims extends JWTPayload {
+  sub: string;
+  jti: string;
+  exp: number;
+  iat: number;
+  token_type: 'user' | 'app';
+  [claim: string]: unknown;
+}
+
+export type VerifyResult = { ok: true; claims: TokenClaims } | { ok: false; reason: 'invalid' | 'expired' };
+
+const CACHE_LIMIT = 10_000;
+
+export function createTokenService(keys: SigningKeys, issuer: string) {
+  // token string -> claims; entries are dropped when expired or when the cache is full.
+  const verified = new Map<string, TokenClaims>();
+
+  return {
+    async sign(claims: Record<string, unknown> & { sub: string; token_type: 'user' | 'app' }, audience: string, ttlSeconds: number) {
+      const jti = randomUUID();
+      const iat = Math.floor(Date.now() / 1000);
+      const token = await new SignJWT({ ...claims, jti })
+        .setProtectedHeader({ alg: keys.alg, kid: keys.kid, typ: 'JWT' })
+        .setIssuer(issuer)
+        .setAudience(audience)
+        .setIssuedAt(iat)
+        .setExpirationTime(iat + ttlSeconds)
+        .sign(keys.privateKey);
+      return { token, jti, iat, exp: iat + ttlSeconds };
+    },
+
+    async verify(token: string, audience: string): Promise<VerifyResult> {
+      const now = Math.floor(Date.now() / 1000);
+      const cached = verified.get(token);
+      if (cached && cached.aud === audience) {
+        if (cached.exp > now) return { ok: true, claims: cached };
+        verified.delete(token);
+        return { ok: false, reason: 'expired' };
+      }
+      try {
+        const { payload, protectedHeader } = await jwtVerify(token, keys.publicKey, {
+          issuer,
+          audience,
+          algorithms: [keys.alg],
+          requiredClaims: ['sub', 'jti', 'exp', 'iat'],
+        });
+        if (protectedHeader.kid !== keys.kid) return { ok: false, reason: 'invalid' };
+        const claims = payload as TokenClaims;
+        if (verified.size >= CACHE_LIMIT) verified.clear();
+        verified.set(token, claims);
+        return { ok: true, claims };
+      } catch (e) {
+        return { ok: false, reason: e instanceof joseErrors.JWTExpired ? 'expired' : 'invalid' };
+      }
+    },
+  };
+}
+
+export type TokenService = ReturnType<typeof createTokenService>;

@@ -1,0 +1,60 @@
+// Drizzle definitions of the service's own metadata tables (users, bases, tables, fields, ...).
+// User records live in per-table SQLite tables managed by record-store.ts, not here.
+import { sqliteTable, text, integer, primaryKey, uniqueIndex, index } from 'drizzle-orm/sqlite-core';
+
+export const users = sqliteTable('users', {
+  id: text('id').primaryKey(),
+  email: text('email').notNull(),
+  name: text('name').notNull(),
+  passwordHash: text('password_hash').notNull(),
+  isAdmin: integer('is_admin', { mode: 'boolean' }).notNull().default(false),
+  defaultBaseId: text('default_base_id'),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+}, (t) => [uniqueIndex('users_email').on(t.email)]);
+
+/** Revoked token ids (user logout now, application tokens later); loaded into memory at start. */
+export const revokedTokens = sqliteTable('revoked_tokens', {
+  jti: text('jti').primaryKey(),
+  expiresAt: integer('expires_at').notNull(),
+  revokedAt: text('revoked_at').notNull(),
+});
+
+export const bases = sqliteTable('bases', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  description: text('description').notNull().default(''),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+});
+
+export const baseMembers = sqliteTable('base_members', {
+  baseId: text('base_id').notNull().references(() => bases.id, { onDelete: 'cascade' }),
+  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  role: text('role', { enum: ['owner', 'admin', 'editor', 'viewer'] }).notNull(),
+  createdAt: text('created_at').notNull(),
+}, (t) => [primaryKey({ columns: [t.baseId, t.userId] }), index('base_members_user').on(t.userId)]);
+
+export const tables = sqliteTable('tables', {
+  id: text('id').primaryKey(),
+  baseId: text('base_id').notNull().references(() => bases.id, { onDelete: 'cascade' }),
+  name: text('name').notNull(),
+  description: text('description').notNull().default(''),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+}, (t) => [index('tables_base').on(t.baseId)]);
+
+export const fields = sqliteTable('fields', {
+  id: text('id').primaryKey(),
+  tableId: text('table_id').notNull().references(() => tables.id, { onDelete: 'cascade' }),
+  name: text('name').notNull(),
+  type: text('type').notNull(),
+  required: integer('required', { mode: 'boolean' }).notNull().default(false),
+  /** JSON array of choices for select types, else null. */
+  options: text('options', { mode: 'json' }).$type<string[] | null>(),
+  /** JSON object of type settings, e.g. {"table_id": ...} for link. */
+  config: text('config', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+  indexed: integer('indexed', { mode: 'boolean' }).notNull().default(false),
+  position: integer('position').notNull(),
+  createdAt: text('created_at').notNull(),
+}, (t) => [index('fields_table').on(t.tableId)]);

@@ -1,0 +1,216 @@
+// Records: validation of written values against field types, all-or-nothing batches, and filtered, sorted pages.
+import { writeTransaction } from '../db/connection.js';
+import type { RowWrite, StoredRow } from '../db/record-store.js';
+import { AppError, badRequest, notFound, type ErrorDetail } from '../errors.js';
+import { ValueError, type FieldDef, type ValueContext } from '../fields/field-type.js';
+import { fieldType } from '../fields/registry.js';
+import { newId, nowIso } from '../ids.js';
+import type { Actor, Deps } from './deps.js';
+import type { FieldService } from './fields.js';
+import { pageArgs, type Page } from './pagination.js';
+import { fieldResolver, parseFilter, parseSort } from './record-query.js';
+import type { TableService } from './tables.js';
+
+export interface ApiRecord {
+  id: string;
+  /** Values keyed by field name, every field present (null when empty). */
+  fields: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+  createdBy: string | null;
+  updatedBy: string | null;
+}
+
+export const MAX_BATCH = 1000;
+export const MAX_PAGE_SIZE = 1000;
+
+/** An error about one item of a batch; `index` is absent for single-record calls. */
+function itemError(code: 'BAD_REQUEST' | 'NOT_FOUND', index: number | undefined, message: string, field?: string): AppError {
+  const where = index === undefined ? '' : `records[${index}]: `;
+  const detail: ErrorDetail = { message, ...(index !== undefined ? { index } : {}), ...(field ? { field } : {}) };
+  return new AppError(code, `${where}${message}`, { details: [detail] });
+}
+
+export function createRecordService(deps: Deps, tables: TableService, fieldService: FieldService) {
+  const { sqlite, store } = deps;
+
+  function toApi(fields: FieldDef[], row: StoredRow): ApiRecord {
+    const values: Record<string, unknown> = {};
+    for (const f of fields) {
+      const type = fieldType(f.type);
+      const raw = type.storage === 'system'
+        ? (type.systemColumn === '_seq' ? row.seq : type.systemColumn === '_created_at' ? row.createdAt : row.updatedAt)
+        : row.values[f.id];
+      values[f.name] = type.fromStored(raw ?? null, f);
+    }
+    return { id: row.id, fields: values, createdAt: row.createdAt, updatedAt: row.updatedAt, createdBy: row.createdBy, updatedBy: row.updatedBy };
+  }
+
+  /**
+   * Validates one item's values (keyed by field name or id) into stored form.
+   * `index` names the batch item in errors; link targets are collected for one existence check per batch.
+   */
+  function prepare(
+    fields: FieldDef[], resolve: ReturnType<typeof fieldResolver>, ctx: ValueContext,
+    input: unknown, mode: 'create' | 'update', index: number | undefined, linkTargets: Map<FieldDef, Array<{ index?: number; ids: string[] }>>,
+  ): Map<string, unknown> {
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) throw itemError('BAD_REQUEST', index, '"fields" must be an object of field values');
+    const values = new Map<string, unknown>();
+    for (const [key, value] of Object.entries(input)) {
+      const field = resolve(key);
+      if (!field) throw itemError('BAD_REQUEST', index, `unknown field "${key}"`, key);
+      const type = fieldType(field.type);
+      if (type.readOnly) throw itemError('BAD_REQUEST', index, `field "${field.name}" is read-only (${field.type})`, field.name);
+      if (values.has(field.id)) throw itemError('BAD_REQUEST', index, `field "${field.name}" is given twice`, field.name);
+      let stored: unknown = null;
+      if (value !== null) {
+        try {
+          stored = type.toStored(value, field, ctx);
+        } catch (e) {
+          if (e instanceof ValueError) throw itemError('BAD_REQUEST', index, `field "${field.name}": ${e.message}`, field.name);
+          throw e;
+        }
+      }
+      if (stored === null && field.required) throw itemError('BAD_REQUEST', index, `field "${field.name}" is required`, field.name);
+      if (field.type === 'link') {
+        const ids = (stored as string[] | null) ?? [];
+        stored = ids;
+        if (ids.length) linkTargets.set(field, [...(linkTargets.get(field) ?? []), { index, ids }]);
+      }
+      values.set(field.id, stored);
+    }
+    if (mode === 'create') {
+      for (const f of fields) {
+        if (f.required && !values.has(f.id)) throw itemError('BAD_REQUEST', index, `field "${f.name}" is required`, f.name);
+      }
+    }
+    return values;
+  }
+
+  /** One query per linked table: every linked record must exist. */
+  function checkLinks(linkTargets: Map<FieldDef, Array<{ index?: number; ids: string[] }>>) {
+    for (const [field, uses] of linkTargets) {
+      const target = field.config.table_id as string;
+      const found = store.existing(target, [...new Set(uses.flatMap((u) => u.ids))]);
+      for (const use of uses) {
+        const missing = use.ids.find((id) => !found.has(id));
+        if (missing) throw itemError('BAD_REQUEST', use.index, `field "${field.name}": record ${missing} does not exist in the linked table`, field.name);
+      }
+    }
+  }
+
+  function checkBatchSize(items: unknown, what = 'records') {
+    if (!Array.isArray(items) || items.length < 1 || items.length > MAX_BATCH) {
+      throw badRequest(`${what} must be an array of 1 to ${MAX_BATCH} items`, [{ field: what, message: `must hold 1 to ${MAX_BATCH} items` }]);
+    }
+  }
+
+  function context(tableId: string) {
+    const table = tables.loadTable(tableId);
+    const fields = fieldService.loadFields(tableId);
+    return { table, fields, resolve: fieldResolver(fields), ctx: fieldService.memberContext(table.baseId) };
+  }
+
+  function create(actor: Actor | null, tableId: string, items: unknown[], single: boolean): ApiRecord[] {
+    // Validation reads the field definitions inside the write transaction, so no schema change slips in between.
+    return writeTransaction(sqlite, () => {
+      const { fields, resolve, ctx } = context(tableId);
+      const links = new Map();
+      const rows: RowWrite[] = items.map((item, i) => ({ id: newId('rec'), values: prepare(fields, resolve, ctx, item, 'create', single ? undefined : i, links) }));
+      checkLinks(links);
+      store.insert(tableId, fields, rows, nowIso(), actor?.id ?? null);
+      return store.getMany(tableId, fields, rows.map((r) => r.id)).map((r) => toApi(fields, r));
+    });
+  }
+
+  function update(actor: Actor | null, tableId: string, items: Array<{ id: unknown; fields: unknown }>, single: boolean): ApiRecord[] {
+    return writeTransaction(sqlite, () => {
+      const { fields, resolve, ctx } = context(tableId);
+      const links = new Map();
+      const seen = new Set<string>();
+      const rows: RowWrite[] = items.map((item, i) => {
+        const index = single ? undefined : i;
+        if (typeof item !== 'object' || item === null) throw itemError('BAD_REQUEST', index, 'each item must be an object with "id" and "fields"');
+        if (typeof item.id !== 'string' || !item.id) throw itemError('BAD_REQUEST', index, '"id" must be a record id', 'id');
+        if (seen.has(item.id)) throw itemError('BAD_REQUEST', index, `record ${item.id} appears twice in the batch`, 'id');
+        seen.add(item.id);
+        return { id: item.id, values: prepare(fields, resolve, ctx, item.fields, 'update', index, links) };
+      });
+      const found = store.existing(tableId, rows.map((r) => r.id));
+      rows.forEach((r, i) => {
+        if (!found.has(r.id)) throw itemError('NOT_FOUND', single ? undefined : i, `record ${r.id} not found in table ${tableId}`, 'id');
+      });
+      checkLinks(links);
+      store.update(tableId, fields, rows, nowIso(), actor?.id ?? null);
+      return store.getMany(tableId, fields, rows.map((r) => r.id)).map((r) => toApi(fields, r));
+    });
+  }
+
+  function remove(tableId: string, ids: unknown[], single: boolean): string[] {
+    return writeTransaction(sqlite, () => {
+      const { fields } = context(tableId);
+      const seen = new Set<string>();
+      ids.forEach((id, i) => {
+        const index = single ? undefined : i;
+        if (typeof id !== 'string' || !id) throw itemError('BAD_REQUEST', index, '"id" must be a record id', 'id');
+        if (seen.has(id)) throw itemError('BAD_REQUEST', index, `record ${id} appears twice in the batch`, 'id');
+        seen.add(id);
+      });
+      const found = store.existing(tableId, ids as string[]);
+      ids.forEach((id, i) => {
+        if (!found.has(id as string)) throw itemError('NOT_FOUND', single ? undefined : i, `record ${id} not found in table ${tableId}`, 'id');
+      });
+      store.delete(tableId, ids as string[], fields.filter((f) => f.type === 'link'), fieldService.linksTo(tableId));
+      return ids as string[];
+    });
+  }
+
+  return {
+    toApi,
+
+    async listRecords(tableId: string, q: { page?: number | null; pageSize?: number | null; filter?: unknown; sort?: unknown; withTotal?: boolean }): Promise<Page<ApiRecord>> {
+      const p = pageArgs(q.page, q.pageSize, { defaultSize: 20, maxSize: MAX_PAGE_SIZE });
+      const { fields } = context(tableId);
+      const where = parseFilter(q.filter, fields);
+      const sort = parseSort(q.sort, fields);
+      const { rows, total } = store.list(tableId, fields, { where, sort, limit: p.pageSize, offset: p.offset, withTotal: q.withTotal ?? true });
+      return { items: rows.map((r) => toApi(fields, r)), total: total ?? -1, page: p.page, pageSize: p.pageSize };
+    },
+
+    async getRecord(tableId: string, recordId: string): Promise<ApiRecord> {
+      const { fields } = context(tableId);
+      const [row] = store.getMany(tableId, fields, [recordId]);
+      if (!row) throw notFound(`Record ${recordId} not found in table ${tableId}`);
+      return toApi(fields, row);
+    },
+
+    async createRecord(actor: Actor | null, tableId: string, values: unknown): Promise<ApiRecord> {
+      return create(actor, tableId, [values], true)[0];
+    },
+    async updateRecord(actor: Actor | null, tableId: string, recordId: string, values: unknown): Promise<ApiRecord> {
+      return update(actor, tableId, [{ id: recordId, fields: values }], true)[0];
+    },
+    async deleteRecord(tableId: string, recordId: string): Promise<{ id: string; deleted: true }> {
+      remove(tableId, [recordId], true);
+      return { id: recordId, deleted: true };
+    },
+
+    /** Contract section 4 batch: create/update items hold `fields`, update/delete items hold `id`; all or nothing. */
+    async batchRecords(actor: Actor | null, tableId: string, action: unknown, items: unknown): Promise<{ items?: ApiRecord[]; deleted?: string[] }> {
+      if (action !== 'create' && action !== 'update' && action !== 'delete') {
+        throw badRequest('action must be "create", "update" or "delete"', [{ field: 'action', message: 'must be create, update or delete' }]);
+      }
+      checkBatchSize(items);
+      const list = items as unknown[];
+      const asObject = (item: unknown, i: number) => {
+        if (typeof item !== 'object' || item === null || Array.isArray(item)) throw itemError('BAD_REQUEST', i, 'each item must be an object');
+        return item as Record<string, unknown>;
+      };
+      if (action === 'create') return { items: create(actor, tableId, list.map((item, i) => asObject(item, i).fields ?? {}), false) };
+      if (action === 'update') return { items: update(actor, tableId, list.map((item, i) => asObject(item, i) as { id: unknown; fields: unknown }), false) };
+      return { deleted: remove(tableId, list.map((item, i) => (typeof item === 'string' ? item : asObject(item, i).id)), false) };
+    },
+  };
+}
+
+export type RecordService = ReturnType<typeof createRecordService>;

@@ -1,0 +1,60 @@
+// The one application error type and the one list of error codes, shared by GraphQL and every REST family.
+import { GraphQLError } from 'graphql';
+
+export type ErrorCode =
+  | 'BAD_REQUEST'
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'CONFLICT'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'RATE_LIMITED'
+  | 'INTERNAL_ERROR';
+
+export const STATUS_OF: Record<ErrorCode, number> = {
+  BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+};
+
+export interface ErrorDetail {
+  index?: number;
+  field?: string;
+  message: string;
+}
+
+/** A GraphQLError whose extensions carry the code, the HTTP status and optional details. */
+export class AppError extends GraphQLError {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details?: ErrorDetail[];
+  readonly headers?: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, opts: { details?: ErrorDetail[]; headers?: Record<string, string> } = {}) {
+    const status = STATUS_OF[code];
+    super(message, {
+      extensions: {
+        code,
+        http: { status, ...(opts.headers ? { headers: opts.headers } : {}) },
+        ...(opts.details ? { details: opts.details } : {}),
+      },
+    });
+    this.code = code;
+    this.status = status;
+    this.details = opts.details;
+    this.headers = opts.headers;
+  }
+}
+
+export const badRequest = (message: string, details?: ErrorDetail[]) => new AppError('BAD_REQUEST', message, { details });
+export const notFound = (message: string, details?: ErrorDetail[]) => new AppError('NOT_FOUND', message, { details });
+export const conflict = (message: string) => new AppError('CONFLICT', message);
+export const forbidden = (message = 'You do not have permission to do this') => new AppError('FORBIDDEN', message);
+export const unauthorized = (message = 'Authentication required') => new AppError('UNAUTHORIZED', message);

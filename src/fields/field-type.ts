@@ -1,0 +1,101 @@
+// The contract every field type module fulfils: config rules, value validation, storage and filter operators.
+
+export const FIELD_TYPE_NAMES = [
+  'text', 'long_text', 'number', 'date', 'single_select', 'multi_select', 'checkbox', 'user', 'link',
+  'email', 'url', 'phone', 'rating', 'created_time', 'last_modified_time', 'autonumber',
+] as const;
+export type FieldTypeName = (typeof FIELD_TYPE_NAMES)[number];
+
+export const OPERATORS = [
+  'eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'contains', 'not_contains', 'starts_with', 'ends_with',
+  'in', 'not_in', 'has_any', 'has_all', 'has_none', 'is_empty', 'is_not_empty',
+] as const;
+export type Operator = (typeof OPERATORS)[number];
+
+/**
+ * How a value sits in SQLite. `text`/`real`/`integer`/`json` are a column of the record table,
+ * `link` is a junction table, `system` reads one of the record table's own columns.
+ */
+export type Storage = 'text' | 'real' | 'integer' | 'json' | 'link' | 'system';
+export type SystemColumn = '_seq' | '_created_at' | '_updated_at';
+
+export interface FieldDef {
+  id: string;
+  tableId: string;
+  name: string;
+  type: FieldTypeName;
+  required: boolean;
+  options: string[] | null;
+  config: Record<string, unknown>;
+  indexed: boolean;
+}
+
+/** What a value check may need beyond the value: the members of the base, for `user` fields. */
+export interface ValueContext {
+  isBaseMember(userId: string): boolean;
+}
+
+/** Thrown by a field type for a bad value or config; the caller adds the field name or batch index. */
+export class ValueError extends Error {}
+
+export interface FieldType {
+  name: FieldTypeName;
+  storage: Storage;
+  systemColumn?: SystemColumn;
+  /** Set by the service; a write is refused. */
+  readOnly?: boolean;
+  /** Filter operators this type supports (contract section 4). */
+  operators: readonly Operator[];
+  /** Validates `options` and `config` for a new or changed field; returns them normalised. */
+  normalizeSettings(options: unknown, config: Record<string, unknown>): { options: string[] | null; config: Record<string, unknown> };
+  /** Validates a written non-null value and returns what is stored; `null` means empty. Throws ValueError. */
+  toStored(value: unknown, field: FieldDef, ctx: ValueContext): unknown;
+  /** Turns a stored value back into the API value. */
+  fromStored(raw: unknown, field: FieldDef): unknown;
+  /** Validates one operand of a filter condition and returns its stored form. Defaults to toStored. */
+  filterOperand?(value: unknown, field: FieldDef): unknown;
+  /** Best-effort conversion of an API value of another type when a field changes type; null when it does not convert. */
+  convert(value: unknown, field: FieldDef, ctx: ValueContext): unknown;
+}
+
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'string' ? 'a string' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+export function noSettings(type: string) {
+  return (options: unknown, config: Record<string, unknown>) => {
+    if (options !== undefined && options !== null) throw new ValueError(`options are only for select fields, not ${type}`);
+    rejectUnknownKeys(config, []);
+    return { options: null, config: {} };
+  };
+}
+
+export function rejectUnknownKeys(config: Record<string, unknown>, known: string[]) {
+  for (const key of Object.keys(config)) {
+    if (!known.includes(key)) throw new ValueError(`unknown config key "${key}"`);
+  }
+}
+
+/** Conversion that tries the value as written, then its text form. */
+export function convertVia(type: Pick<FieldType, 'toStored'>) {
+  return (value: unknown, field: FieldDef, ctx: ValueContext): unknown => {
+    if (value === null || value === undefined) return null;
+    for (const candidate of [value, Array.isArray(value) ? value.join(', ') : String(value)]) {
+      try {
+        return type.toStored(candidate, field, ctx);
+      } catch {
+        /* try the next form */
+      }
+    }
+    return null;
+  };
+}
+
+export const TEXT_OPERATORS = [
+  'eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'contains', 'not_contains', 'starts_with', 'ends_with',
+  'in', 'not_in', 'is_empty', 'is_not_empty',
+] as const satisfies readonly Operator[];
+export const ORDERED_OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'is_empty', 'is_not_empty'] as const satisfies readonly Operator[];
+export const SET_OPERATORS = ['has_any', 'has_all', 'has_none', 'is_empty', 'is_not_empty'] as const satisfies readonly Operator[];

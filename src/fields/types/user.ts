@@ -1,0 +1,22 @@
+// user: the id of one member of the table's base.
+import { describe, noSettings, ValueError, type FieldType } from '../field-type.js';
+
+export const user: FieldType = {
+  name: 'user',
+  storage: 'text',
+  operators: ['eq', 'neq', 'in', 'not_in', 'has_any', 'has_all', 'has_none', 'is_empty', 'is_not_empty'],
+  normalizeSettings: noSettings('user'),
+  toStored(value, _field, ctx) {
+    if (typeof value !== 'string') throw new ValueError(`expected a user id, got ${describe(value)}`);
+    if (!ctx.isBaseMember(value)) throw new ValueError(`"${value.slice(0, 40)}" is not a member of this base`);
+    return value;
+  },
+  fromStored: (raw) => raw ?? null,
+  filterOperand(value) {
+    if (typeof value !== 'string') throw new ValueError(`expected a user id, got ${describe(value)}`);
+    return value;
+  },
+  convert(value, field, ctx) {
+    return typeof value === 'string' && ctx.isBaseMember(value) ? value : null;
+  },
+};

@@ -1,0 +1,96 @@
+// Test helpers: a fresh app on a temp data dir, requests through its fetch handler, users with tokens.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createApp, type App } from '../src/app.js';
+import { readConfig } from '../src/config.js';
+import { version } from '../src/version.js';
+
+export const ADMIN = { email: 'admin@test.local', password: 'admin-password' };
+
+export interface TestResponse {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+export interface TestClient {
+  app: App;
+  dir: string;
+  adminToken: string;
+  request(method: string, url: string, opts?: { token?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<TestResponse>;
+  login(email: string, password: string): Promise<string>;
+  /** Creates a user through the API and logs in; returns its id, token and default base. */
+  user(name: string): Promise<{ id: string; token: string; defaultBaseId: string; email: string }>;
+  graphql(query: string, variables?: Record<string, unknown>, token?: string | null): Promise<TestResponse>;
+  close(): void;
+}
+
+export function tempDir(prefix = 'ts-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export async function makeApp(env: Record<string, string> = {}): Promise<TestClient> {
+  const dir = tempDir();
+  const config = readConfig({ DATA_DIR: dir, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, PUBLIC_URL: 'http://test.local', ...env }, version);
+  const app = await createApp(config);
+
+  async function request(method: string, url: string, opts: { token?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<TestResponse> {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    const token = opts.token === undefined ? client.adminToken : opts.token;
+    if (token) headers.authorization = `Bearer ${token}`;
+    let body: string | undefined = opts.raw;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await app.fetch(new Request(`http://test.local${url}`, { method, headers, body }));
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      /* not JSON */
+    }
+    return { status: res.status, body: parsed, headers: res.headers };
+  }
+
+  async function login(email: string, password: string) {
+    const res = await request('POST', '/api/auth/login', { token: null, body: { email, password } });
+    if (res.status !== 200) throw new Error(`login failed: ${JSON.stringify(res.body)}`);
+    return res.body.data.token as string;
+  }
+
+  let n = 0;
+  const client: TestClient = {
+    app,
+    dir,
+    adminToken: '',
+    request,
+    login,
+    async user(name) {
+      const email = `${name.toLowerCase().replace(/\W/g, '')}${++n}@test.local`;
+      const res = await request('POST', '/api/v1/users', { body: { email, name, password: 'password-123' } });
+      if (res.status !== 201) throw new Error(`create user failed: ${JSON.stringify(res.body)}`);
+      return { id: res.body.data.id, defaultBaseId: res.body.data.default_base_id, email, token: await login(email, 'password-123') };
+    },
+    graphql(query, variables, token) {
+      return request('POST', '/graphql', { token, body: { query, variables } });
+    },
+    close() {
+      app.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  client.adminToken = await login(ADMIN.email, ADMIN.password);
+  return client;
+}
+
+/** Creates a table with fields in a base and returns its id. */
+export async function makeTable(c: TestClient, fields: unknown[], opts: { baseId?: string; token?: string; name?: string } = {}): Promise<string> {
+  const res = await c.request('POST', '/api/v1/tables', {
+    token: opts.token, body: { name: opts.name ?? `T${Math.random().toString(36).slice(2, 8)}`, base_id: opts.baseId, fields },
+  });
+  if (res.status !== 201) throw new Error(`create table failed: ${JSON.stringify(res.body)}`);
+  return res.body.data.id;
+}
