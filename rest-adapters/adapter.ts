@@ -3,7 +3,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { execute, parse, validate, GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { AppError, type ErrorCode, type ErrorDetail } from '../src/errors.js';
-import { json, v1Error, v1Success } from './envelopes.js';
+import { json } from './envelopes.js';
 import type { Family, Route, RouteRequest } from './route.js';
 
 export const MAX_JSON_BYTES = 10 * 1024 * 1024;
@@ -14,16 +14,13 @@ export interface Outcome {
   headers?: Record<string, string>;
 }
 
-/** Builds a family's success and error bodies; the open family is added by the Open API. */
+/** Builds a family's success and error bodies (see envelopes.ts). */
 export interface EnvelopeFamily {
-  success(data: unknown, route: Route): unknown;
+  success(data: unknown, route: Route, requestId: string): unknown;
   error(status: number, code: ErrorCode, message: string, requestId: string, details?: ErrorDetail[]): unknown;
+  /** Headers on every answer of the family. */
+  headers?: Record<string, string>;
 }
-
-export const v1Family: EnvelopeFamily = {
-  success: (data) => v1Success(data),
-  error: (status, code, message, requestId, details) => v1Error(status, code, message, requestId, details),
-};
 
 interface CompiledRoute {
   route: Route;
@@ -65,8 +62,8 @@ function describeAjvError(e: ErrorObject): { field: string; message: string } {
   return { field, message: `"${field}" ${e.message}` };
 }
 
-/** Reads a JSON body up to the limit, counting real bytes rather than trusting Content-Length. */
-export async function readJsonBody(request: Request, limit = MAX_JSON_BYTES): Promise<unknown> {
+/** Reads a JSON (or, for `form`, URL-encoded) body up to the limit, counting real bytes rather than trusting Content-Length. */
+export async function readBody(request: Request, format: 'json' | 'form' = 'json', limit = MAX_JSON_BYTES): Promise<unknown> {
   const declared = Number(request.headers.get('content-length') ?? 0);
   if (declared > limit) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${limit} bytes`);
   if (!request.body) return undefined;
@@ -85,6 +82,9 @@ export async function readJsonBody(request: Request, limit = MAX_JSON_BYTES): Pr
   }
   if (size === 0) return undefined;
   const text = Buffer.concat(chunks).toString('utf8');
+  if (format === 'form' && /application\/x-www-form-urlencoded/i.test(request.headers.get('content-type') ?? '')) {
+    return Object.fromEntries(new URLSearchParams(text));
+  }
   try {
     return JSON.parse(text);
   } catch (e) {
@@ -110,8 +110,8 @@ export interface RestHandlerOptions<C> {
   families: Record<Family, EnvelopeFamily>;
   /** Builds the GraphQL context of a request (who is calling); may throw an AppError such as a 401. */
   context: (request: Request, requestId: string, route: Route) => Promise<C>;
-  /** Runs around the operation, e.g. to add rate-limit headers; may throw an AppError. */
-  around?: (route: Route, ctx: C, run: () => Promise<Outcome>) => Promise<Outcome>;
+  /** Runs around the operation, e.g. for rate limits; `headers` go on the answer whether it succeeds or fails. */
+  around?: (route: Route, ctx: C, run: () => Promise<Outcome>, headers: Record<string, string>) => Promise<Outcome>;
 }
 
 export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
@@ -152,7 +152,7 @@ export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
     return query;
   }
 
-  async function run(c: CompiledRoute, request: Request, url: URL, params: Record<string, string>, requestId: string): Promise<Outcome> {
+  async function run(c: CompiledRoute, request: Request, url: URL, params: Record<string, string>, requestId: string, headers: Record<string, string>): Promise<Outcome> {
     const { route } = c;
     const family = opts.families[route.family];
     const ctx = await opts.context(request, requestId, route);
@@ -160,7 +160,7 @@ export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
       const query = parseQuery(route, url);
       let body: unknown;
       if (route.method === 'POST' || route.method === 'PUT') {
-        body = await readJsonBody(request);
+        body = await readBody(request, route.bodyFormat);
         if (route.body) {
           if (body === undefined) body = {};
           if (!c.checkBody!(body)) {
@@ -169,12 +169,12 @@ export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
           }
         }
       }
-      const variables = route.variables({ params, query, body: body ?? {} });
+      const variables = route.variables({ params, query, body: body ?? {}, headers: request.headers });
       const result = await execute({ schema: opts.schema, document: c.document, variableValues: variables, contextValue: ctx });
       if (result.errors?.length) throw result.errors[0];
-      return { status: route.status ?? 200, body: family.success(route.result(result.data), route) };
+      return { status: route.status ?? 200, body: family.success(route.result(result.data), route, requestId) };
     };
-    return opts.around ? opts.around(route, ctx, exec) : exec();
+    return opts.around ? opts.around(route, ctx, exec, headers) : exec();
   }
 
   return {
@@ -190,12 +190,13 @@ export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
         return json(404, envelope.error(404, 'NOT_FOUND', `No route ${request.method} ${url.pathname}`, requestId), requestId);
       }
       const routeFamily = opts.families[found.compiled.route.family];
+      const headers: Record<string, string> = { ...routeFamily.headers };
       try {
-        const outcome = await run(found.compiled, request, url, found.params, requestId);
-        return json(outcome.status, outcome.body, requestId, outcome.headers);
+        const outcome = await run(found.compiled, request, url, found.params, requestId, headers);
+        return json(outcome.status, outcome.body, requestId, { ...headers, ...outcome.headers });
       } catch (error) {
         const e = classifyError(error);
-        return json(e.status, routeFamily.error(e.status, e.code, e.message, requestId, e.details), requestId, e.headers);
+        return json(e.status, routeFamily.error(e.status, e.code, e.message, requestId, e.details), requestId, { ...headers, ...e.headers });
       }
     },
   };

@@ -1,5 +1,7 @@
-// The v1 envelope family (contract section 1): success and error bodies, and the JSON response helper.
-import type { ErrorDetail } from '../src/errors.js';
+// The envelope families of contract section 1 (v1, open, the RFC 6749 token shape, raw JSON) and the JSON response helper.
+import type { ErrorCode, ErrorDetail } from '../src/errors.js';
+import type { EnvelopeFamily } from './adapter.js';
+import type { Family } from './route.js';
 
 export function json(status: number, body: unknown, requestId: string, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
@@ -15,3 +17,47 @@ export function v1Success(data: unknown) {
 export function v1Error(status: number, code: string, message: string, requestId: string, details?: ErrorDetail[]) {
   return { code: status, msg: message, error: code, data: null, request_id: requestId, ...(details?.length ? { details } : {}) };
 }
+
+/** The open family's error codes: lower-case, and `rate_limit` for 429. */
+const OPEN_CODES: Partial<Record<ErrorCode, string>> = {
+  BAD_REQUEST: 'bad_request', UNAUTHORIZED: 'unauthorized', FORBIDDEN: 'forbidden', NOT_FOUND: 'not_found',
+  METHOD_NOT_ALLOWED: 'method_not_allowed', CONFLICT: 'conflict', PAYLOAD_TOO_LARGE: 'payload_too_large',
+  RATE_LIMITED: 'rate_limit', INTERNAL_ERROR: 'internal_error',
+};
+const openCode = (code: ErrorCode, status: number) => OPEN_CODES[code] ?? (status >= 500 ? 'internal_error' : status === 401 ? 'unauthorized' : 'bad_request');
+
+const openFamily: EnvelopeFamily = {
+  success(data, route, requestId) {
+    if (route.paginated) {
+      const page = data as { data: unknown; pagination: unknown };
+      return { code: 0, message: 'success', data: page.data, pagination: page.pagination, request_id: requestId };
+    }
+    return { code: 0, message: 'success', data, request_id: requestId };
+  },
+  error: (status, code, message, requestId) => ({ code: status, message, error: openCode(code, status), request_id: requestId }),
+};
+
+const OAUTH_CODES = new Set<ErrorCode>(['invalid_request', 'invalid_client', 'unsupported_grant_type', 'invalid_scope']);
+
+/** RFC 6749 section 5: the token endpoint answers the token itself, or `{error, error_description}`; never cached. */
+const tokenFamily: EnvelopeFamily = {
+  success: (data) => data,
+  error: (status, code, message, requestId) => ({
+    error: OAUTH_CODES.has(code) ? code : status >= 500 ? 'server_error' : status === 401 ? 'invalid_client' : 'invalid_request',
+    error_description: message,
+    request_id: requestId,
+  }),
+  headers: { 'cache-control': 'no-store', pragma: 'no-cache' },
+};
+
+const v1Family: EnvelopeFamily = {
+  success: (data) => v1Success(data),
+  error: (status, code, message, requestId, details) => v1Error(status, code, message, requestId, details),
+};
+
+export const families: Record<Family, EnvelopeFamily> = {
+  v1: v1Family,
+  open: openFamily,
+  token: tokenFamily,
+  raw: { success: (data) => data, error: openFamily.error },
+};

@@ -25,4 +25,29 @@ export const SELECT = {
   field: 'id tableId name type required options config indexed',
   record: 'id fields createdAt updatedAt',
   page: (item: string) => `items { ${item} } total page pageSize`,
+  app: 'id appName clientId callbackUrl allowedBases scopes isActive rateLimitPerMinute writeRateLimitPerMinute createdAt updatedAt',
+  openBase: 'id name description createdAt updatedAt',
+  openTable: 'id baseId name description createdAt updatedAt',
+  openField: 'id name type required options config',
+  openRecord: 'id values createdAt updatedAt',
 };
+
+export const openApp = (a: Obj) => ({
+  id: a.id, app_name: a.appName, client_id: a.clientId, callback_url: a.callbackUrl, allowed_bases: a.allowedBases, scopes: a.scopes,
+  is_active: a.isActive, rate_limit_per_minute: a.rateLimitPerMinute, write_rate_limit_per_minute: a.writeRateLimitPerMinute,
+  created_at: a.createdAt, updated_at: a.updatedAt,
+});
+export const openToken = (t: Obj) => ({ jti: t.jti, scope: t.scope, issued_at: t.issuedAt, expires_at: t.expiresAt, revoked: t.revoked, revoked_at: t.revokedAt });
+export const openAudit = (e: Obj) => ({
+  id: e.id, app_id: e.appId, action: e.action, base_id: e.baseId, table_id: e.tableId, record_id: e.recordId, request_id: e.requestId, at: e.at, detail: e.detail,
+});
+export const openBase = (b: Obj) => ({ id: b.id, name: b.name, description: b.description, created_at: b.createdAt, updated_at: b.updatedAt });
+export const openTable = (t: Obj) => ({ id: t.id, base_id: t.baseId, name: t.name, description: t.description, created_at: t.createdAt, updated_at: t.updatedAt });
+export const openField = (f: Obj) => ({ id: f.id, name: f.name, type: f.type, required: f.required, options: f.options ?? null, config: f.config });
+export const openRecord = (r: Obj) => ({ id: r.id, values: r.values, created_at: r.createdAt, updated_at: r.updatedAt });
+/** An Open API page: `data` is the array and `pagination` says where it sits. */
+export const openPage = (map: (x: Obj) => unknown) => (p: Obj) => ({
+  data: p.items.map(map),
+  pagination: { page: p.page, per_page: p.pageSize, total: p.total, pages: Math.ceil(p.total / p.pageSize) },
+});
+

@@ -32,10 +32,10 @@ export function buildOpenApi(routes: Route[], info: { title: string; version: st
       responses: {
         [status]: {
           description: 'Success',
-          content: { 'application/json': { schema: envelope(route.response) } },
+          content: { 'application/json': { schema: envelope(route) } },
         },
         ...Object.fromEntries(Object.entries(ERROR_STATUSES).map(([code, description]) => [
-          code, { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+          code, { description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.family === 'token' ? 'TokenError' : 'Error'}` } } } },
         ])),
       },
       ...(route.auth === false ? { security: [] } : {}),
@@ -56,16 +56,28 @@ export function buildOpenApi(routes: Route[], info: { title: string; version: st
   };
 }
 
-function envelope(data: unknown) {
-  return {
-    type: 'object',
-    required: ['code', 'msg', 'data'],
-    properties: { code: { const: 0 }, msg: { const: 'success' }, data },
-  };
+/** The success body of a route in its family's envelope. */
+function envelope(route: Route) {
+  const data = route.response;
+  switch (route.family) {
+    case 'v1':
+      return { type: 'object', required: ['code', 'msg', 'data'], properties: { code: { const: 0 }, msg: { const: 'success' }, data } };
+    case 'open':
+      return {
+        type: 'object',
+        required: ['code', 'message', 'data', 'request_id', ...(route.paginated ? ['pagination'] : [])],
+        properties: {
+          code: { const: 0 }, message: { const: 'success' }, data, request_id: { type: 'string' },
+          ...(route.paginated ? { pagination: { $ref: '#/components/schemas/Pagination' } } : {}),
+        },
+      };
+    default:
+      return data;
+  }
 }
 
 function operationId(route: Route): string {
-  const words = route.path.replace(/^\/api\/(v1\/)?/, '').split('/').filter((s) => s && !s.startsWith('{'));
+  const words = route.path.replace(/^\/(api\/(open\/)?(v1\/)?|\.well-known\/)/, '').split('/').filter((s) => s && !s.startsWith('{'));
   return [route.method.toLowerCase(), ...words.map((w) => w[0].toUpperCase() + w.slice(1))].join('').replace(/[^A-Za-z0-9]/g, '')
     + (route.path.endsWith('}') ? 'ById' : '');
 }

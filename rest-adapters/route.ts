@@ -1,7 +1,8 @@
 // The shape of a REST route-table entry: an HTTP method and path mapped onto one GraphQL operation.
 
 export type JsonSchema = Record<string, unknown>;
-export type Family = 'v1' | 'open';
+/** Envelope families: v1 (/api/v1, /api/auth), open (/api/open/v1, /api/oauth), token (RFC 6749), raw (JSON as is). */
+export type Family = 'v1' | 'open' | 'token' | 'raw';
 
 export interface QueryParam {
   type: 'integer' | 'string';
@@ -14,8 +15,9 @@ export interface RouteRequest {
   params: Record<string, string>;
   /** Query parameters after type conversion (integers are numbers). */
   query: Record<string, string | number | undefined>;
-  /** The parsed JSON body (undefined when there is none). */
+  /** The parsed body ({} when there is none). */
   body: any;
+  headers: Headers;
 }
 
 export interface Route {
@@ -30,6 +32,12 @@ export interface Route {
   query?: Record<string, QueryParam>;
   /** JSON Schema of the request body, checked before the operation runs. */
   body?: JsonSchema;
+  /** `form` also reads application/x-www-form-urlencoded bodies (the token endpoint). */
+  bodyFormat?: 'json' | 'form';
+  /** Open API list: `result` returns `{data, pagination}`. */
+  paginated?: boolean;
+  /** Counts against the application's record-write rate limit. */
+  recordWrite?: boolean;
   /** The GraphQL operation this route runs in process. */
   document: string;
   variables: (req: RouteRequest) => Record<string, unknown>;

@@ -38,3 +38,32 @@ export const v1Schemas: Record<string, JsonSchema> = {
 
 export const pageSchema = (item: string): JsonSchema =>
   obj({ items: { type: 'array', items: { $ref: `#/components/schemas/${item}` } }, total: int, page: int, page_size: int });
+
+const nullableStr = { type: ['string', 'null'] } as const;
+const scopeEnum = { enum: ['base:read', 'table:read', 'field:read', 'record:read', 'record:write', 'table:write'] };
+const appProps = {
+  id: str, app_name: str, client_id: str, callback_url: str, allowed_bases: { type: 'array', items: str },
+  scopes: { type: 'array', items: scopeEnum }, is_active: bool, rate_limit_per_minute: int, write_rate_limit_per_minute: int,
+  created_at: time, updated_at: time,
+};
+const openBaseProps = { id: str, name: str, description: str, created_at: time, updated_at: time };
+const openTableProps = { id: str, base_id: str, name: str, description: str, created_at: time, updated_at: time };
+
+/** Components of the Open API document (/api/open/v1 and /api/oauth). */
+export const openSchemas: Record<string, JsonSchema> = {
+  App: obj(appProps),
+  AppWithSecret: obj({ ...appProps, client_secret: str }),
+  Token: obj({ jti: str, scope: str, issued_at: time, expires_at: time, revoked: bool, revoked_at: { type: ['string', 'null'], format: 'date-time' } }),
+  AuditEntry: obj({ id: str, app_id: str, action: str, base_id: nullableStr, table_id: nullableStr, record_id: nullableStr, request_id: nullableStr, at: time, detail: { type: ['object', 'null'] } }),
+  BaseSummary: obj(openBaseProps),
+  BaseDetail: obj({ ...openBaseProps, tables: { type: 'array', items: { $ref: '#/components/schemas/Table' } } }),
+  Table: obj(openTableProps),
+  TableDetail: obj({ ...openTableProps, fields: { type: 'array', items: { $ref: '#/components/schemas/Field' } } }),
+  Field: obj({ id: str, name: str, type: { enum: [...FIELD_TYPE_NAMES] }, required: bool, options: { type: ['array', 'null'], items: str }, config: { type: 'object' } }),
+  Record: obj({ id: str, values: { type: 'object', description: 'Values keyed by field id' }, created_at: time, updated_at: time }),
+  Deleted: obj({ id: str, deleted: { const: true } }),
+  Pagination: obj({ page: int, per_page: int, total: int, pages: int }),
+  TokenResponse: obj({ access_token: str, token_type: { const: 'Bearer' }, expires_in: int, scope: str }),
+  TokenError: obj({ error: { enum: ['invalid_request', 'invalid_client', 'unsupported_grant_type', 'invalid_scope', 'server_error'] }, error_description: str, request_id: str }),
+  Error: obj({ code: int, message: str, error: str, request_id: str }),
+};

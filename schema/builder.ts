@@ -3,6 +3,7 @@ import SchemaBuilder from '@pothos/core';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { Kind, valueFromASTUntyped, type ValueNode } from 'graphql';
 import { atLeast, type Role } from '../src/domain/access.js';
+import type { Scope } from '../src/domain/apps.js';
 import { forbidden, unauthorized } from '../src/errors.js';
 import type { Context } from './context.js';
 
@@ -14,9 +15,15 @@ export interface BaseRoleScope {
   fieldId?: string;
 }
 
+/** An application's access: the scope it needs and, for base resources, the base in its allow-list. */
+export interface AppScope {
+  scope: Scope;
+  baseId?: string;
+}
+
 export const builder = new SchemaBuilder<{
   Context: Context;
-  AuthScopes: { loggedIn: boolean; systemAdmin: boolean; baseRole: BaseRoleScope };
+  AuthScopes: { loggedIn: boolean; systemAdmin: boolean; baseRole: BaseRoleScope; app: AppScope };
   Scalars: { JSON: { Input: unknown; Output: unknown } };
   DefaultFieldNullability: false;
 }>({
@@ -24,14 +31,17 @@ export const builder = new SchemaBuilder<{
   defaultFieldNullability: false,
   scopeAuth: {
     authScopes: (ctx) => ({
-      loggedIn: ctx.actor !== null,
-      systemAdmin: ctx.actor?.isAdmin === true,
+      // The user-facing operations take user tokens only; applications use the Open API.
+      loggedIn: ctx.actor?.kind === 'user',
+      systemAdmin: ctx.actor?.kind === 'user' && ctx.actor.isAdmin,
       baseRole: (scope: BaseRoleScope) => {
-        if (!ctx.actor) return false;
+        if (ctx.actor?.kind !== 'user') return false;
         // baseOf answers 404 for a base, table or field that does not exist.
         const baseId = ctx.services.access.baseOf(scope);
         return atLeast(ctx.services.access.roleIn(ctx.actor, baseId), scope.role);
       },
+      // Throws the specific 401/403 of spec 1, 5.3 rather than a generic refusal.
+      app: (scope: AppScope) => !!ctx.services.openApi.authorize(ctx.actor, scope.scope, scope.baseId),
     }),
     unauthorizedError: (_parent, ctx) => (ctx.actor ? forbidden() : unauthorized()),
   },

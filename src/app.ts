@@ -14,9 +14,12 @@ import { createRevocationList } from './auth/revocations.js';
 import { createServices } from './domain/services.js';
 import { schema } from '../schema/index.js';
 import type { Context } from '../schema/context.js';
-import { classifyError, createRestHandler, v1Family } from '../rest-adapters/adapter.js';
-import { json } from '../rest-adapters/envelopes.js';
-import { routes } from '../rest-adapters/routes/index.js';
+import { classifyError, createRestHandler } from '../rest-adapters/adapter.js';
+import { families, json } from '../rest-adapters/envelopes.js';
+import { openApiRoutes, routes, v1Routes } from '../rest-adapters/routes/index.js';
+import { createOpenRateLimit } from '../rest-adapters/open-rate-limit.js';
+import { openSchemas } from '../rest-adapters/schemas.js';
+import { createRateLimiter } from './auth/rate-limit.js';
 import { buildOpenApi } from '../rest-adapters/openapi.js';
 import { useHttpStatusExtension } from './graphql/use-http-status-extension.js';
 
@@ -30,7 +33,7 @@ export async function createApp(config: Config) {
   const tokens = createTokenService(keys, config.publicUrl);
   const revocations = createRevocationList(sqlite);
   const store = createRecordStore(sqlite);
-  const services = createServices({ sqlite, orm, store, tokens, revocations, config });
+  const services = createServices({ sqlite, orm, store, keys, tokens, revocations, config });
   const firstAdmin = await services.users.ensureFirstAdmin(config.adminEmail, config.adminPassword);
 
   async function contextFor(request: Request, requestId: string): Promise<Context> {
@@ -57,20 +60,27 @@ export async function createApp(config: Config) {
   const rest = createRestHandler<Context>({
     schema,
     routes,
-    families: { v1: v1Family, open: v1Family },
+    families,
     context: (request, requestId) => contextFor(request, requestId),
+    around: createOpenRateLimit(services.apps, createRateLimiter()),
   });
-  const openApiV1 = JSON.stringify(buildOpenApi(routes, { title: 'Table Service API v1', version: config.version, serverUrl: config.publicUrl }));
+  const openApiV1 = JSON.stringify(buildOpenApi(v1Routes, { title: 'Table Service API v1', version: config.version, serverUrl: config.publicUrl }));
+  const openApiOpen = JSON.stringify(buildOpenApi(openApiRoutes, {
+    title: 'Table Service Open API and OAuth', version: config.version, serverUrl: config.publicUrl, schemas: openSchemas,
+  }));
+  const jsonDoc = (text: string, requestId: string) =>
+    new Response(text, { headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId } });
 
   async function handle(request: Request, requestId: string): Promise<Response> {
     const url = new URL(request.url);
     const p = url.pathname;
     if (p === '/healthz') return json(200, { status: 'ok', version: config.version }, requestId);
     if (p === '/graphql') return yoga.fetch(request, { requestId });
-    if (p === '/api/v1/openapi.json') {
-      return new Response(openApiV1, { headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId } });
-    }
+    if (p === '/api/v1/openapi.json') return jsonDoc(openApiV1, requestId);
+    if (p === '/api/open/v1/openapi.json') return jsonDoc(openApiOpen, requestId);
     if (p.startsWith('/api/v1/') || p.startsWith('/api/auth/')) return rest.handle(request, url, requestId, 'v1');
+    if (p === '/api/oauth/token') return rest.handle(request, url, requestId, 'token');
+    if (p.startsWith('/api/open/') || p.startsWith('/api/oauth/') || p.startsWith('/.well-known/')) return rest.handle(request, url, requestId, 'open');
     return json(404, { code: 404, msg: `Nothing at ${p}`, error: 'NOT_FOUND', data: null, request_id: requestId }, requestId);
   }
 

@@ -10,7 +10,12 @@ export type ErrorCode =
   | 'CONFLICT'
   | 'PAYLOAD_TOO_LARGE'
   | 'RATE_LIMITED'
-  | 'INTERNAL_ERROR';
+  | 'INTERNAL_ERROR'
+  // OAuth 2.0 token endpoint errors, spelled as RFC 6749 spells them.
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   BAD_REQUEST: 400,
@@ -22,6 +27,10 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
+  invalid_request: 400,
+  invalid_client: 401,
+  unsupported_grant_type: 400,
+  invalid_scope: 403,
 };
 
 export interface ErrorDetail {

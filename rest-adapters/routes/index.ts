@@ -2,8 +2,14 @@
 import type { Route } from '../route.js';
 import { authRoutes } from './auth.routes.js';
 import { baseRoutes } from './bases.routes.js';
+import { oauthRoutes } from './oauth.routes.js';
+import { openRoutes } from './open.routes.js';
 import { recordRoutes } from './records.routes.js';
 import { tableRoutes } from './tables.routes.js';
 import { userRoutes } from './users.routes.js';
 
-export const routes: Route[] = [...authRoutes, ...userRoutes, ...baseRoutes, ...tableRoutes, ...recordRoutes];
+/** /api/v1 and /api/auth (v1 envelope). */
+export const v1Routes: Route[] = [...authRoutes, ...userRoutes, ...baseRoutes, ...tableRoutes, ...recordRoutes];
+/** /api/oauth, discovery and /api/open/v1 (open envelope and the token endpoint). */
+export const openApiRoutes: Route[] = [...oauthRoutes, ...openRoutes];
+export const routes: Route[] = [...v1Routes, ...openApiRoutes];

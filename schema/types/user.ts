@@ -1,4 +1,5 @@
 // Users, login and logout.
+import type { UserActor } from '../../src/domain/deps.js';
 import type { User as UserShape } from '../../src/domain/users.js';
 import { builder } from '../builder.js';
 import { DeleteResult, pageArgs, pageOf } from './common.js';
@@ -75,7 +76,7 @@ builder.mutationFields((t) => ({
   logout: t.field({
     type: LogoutResult,
     authScopes: { loggedIn: true },
-    resolve: (_r, _a, ctx) => ctx.services.auth.logout(ctx.actor!),
+    resolve: (_r, _a, ctx) => ctx.services.auth.logout(ctx.actor as UserActor),
   }),
   createUser: t.field({
     type: User,

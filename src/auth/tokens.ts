@@ -34,10 +34,11 @@ export function createTokenService(keys: SigningKeys, issuer: string) {
       return { token, jti, iat, exp: iat + ttlSeconds };
     },
 
-    async verify(token: string, audience: string): Promise<VerifyResult> {
+    /** Checks signature, algorithm, key id, issuer and expiry; the caller checks the audience for the token type. */
+    async verify(token: string): Promise<VerifyResult> {
       const now = Math.floor(Date.now() / 1000);
       const cached = verified.get(token);
-      if (cached && cached.aud === audience) {
+      if (cached) {
         if (cached.exp > now) return { ok: true, claims: cached };
         verified.delete(token);
         return { ok: false, reason: 'expired' };
@@ -45,9 +46,8 @@ export function createTokenService(keys: SigningKeys, issuer: string) {
       try {
         const { payload, protectedHeader } = await jwtVerify(token, keys.publicKey, {
           issuer,
-          audience,
           algorithms: [keys.alg],
-          requiredClaims: ['sub', 'jti', 'exp', 'iat'],
+          requiredClaims: ['sub', 'jti', 'exp', 'iat', 'aud', 'token_type'],
         });
         if (protectedHeader.kid !== keys.kid) return { ok: false, reason: 'invalid' };
         const claims = payload as TokenClaims;

@@ -38,6 +38,20 @@ export const recordTable = (tableId: string) => `"rt_${tableId}"`;
 const column = (fieldId: string) => `"c_${fieldId}"`;
 const linkTable = (fieldId: string) => `"lnk_${fieldId}"`;
 const indexName = (fieldId: string) => `"ix_${fieldId}"`;
+/** The keyword-search index of a table: FTS5 with the trigram tokenizer (substring matches), rowid = _seq. */
+const searchTable = (tableId: string) => `"fts_${tableId}"`;
+
+/**
+ * The text a record is found by: its searchable values joined by newlines. Search terms hold no whitespace,
+ * so a term never matches across two values.
+ */
+function searchTextExpr(fields: FieldDef[]): string {
+  const parts = fields.filter((f) => fieldType(f.type).searchable).map((f) =>
+    fieldType(f.type).storage === 'json'
+      ? `coalesce((SELECT group_concat(value, char(10)) FROM json_each(${column(f.id)})), '')`
+      : `coalesce(${column(f.id)}, '')`);
+  return parts.length ? parts.join(` || char(10) || `) : `''`;
+}
 
 const SQL_TYPE = { text: 'TEXT', json: 'TEXT', real: 'REAL', integer: 'INTEGER' } as const;
 
@@ -202,6 +216,15 @@ export function createRecordStore(sqlite: Database.Database) {
     }
   }
 
+  function indexForSearch(tableId: string, fields: FieldDef[], ids: string[], replace: boolean) {
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      const pick = `SELECT _seq FROM ${recordTable(tableId)} WHERE _id IN (${chunk.map(() => '?').join(',')})`;
+      if (replace) stmt(`DELETE FROM ${searchTable(tableId)} WHERE rowid IN (${pick})`).run(chunk);
+      stmt(`INSERT INTO ${searchTable(tableId)} (rowid, text) SELECT _seq, ${searchTextExpr(fields)} FROM ${recordTable(tableId)} WHERE _id IN (${chunk.map(() => '?').join(',')})`).run(chunk);
+    }
+  }
+
   function writeLinks(fieldId: string, recordId: string, targets: string[], replace: boolean) {
     if (replace) stmt(`DELETE FROM ${linkTable(fieldId)} WHERE src = ?`).run(recordId);
     const ins = stmt(`INSERT INTO ${linkTable(fieldId)} (src, dst, pos) VALUES (?, ?, ?)`);
@@ -217,11 +240,19 @@ export function createRecordStore(sqlite: Database.Database) {
         _updated_at TEXT NOT NULL,
         _created_by TEXT,
         _updated_by TEXT)`);
+      sqlite.exec(`CREATE VIRTUAL TABLE ${searchTable(tableId)} USING fts5(text, tokenize = 'trigram')`);
+    },
+
+    /** Rewrites the search text of every record, after the set of searchable fields changed. */
+    rebuildSearch(tableId: string, fields: FieldDef[]) {
+      sqlite.exec(`DELETE FROM ${searchTable(tableId)}`);
+      sqlite.exec(`INSERT INTO ${searchTable(tableId)} (rowid, text) SELECT _seq, ${searchTextExpr(fields)} FROM ${recordTable(tableId)}`);
     },
 
     dropTable(tableId: string, fields: FieldDef[]) {
       for (const f of fields) if (f.type === 'link') sqlite.exec(`DROP TABLE IF EXISTS ${linkTable(f.id)}`);
       sqlite.exec(`DROP TABLE IF EXISTS ${recordTable(tableId)}`);
+      sqlite.exec(`DROP TABLE IF EXISTS ${searchTable(tableId)}`);
       statements.clear();
     },
 
@@ -294,6 +325,7 @@ export function createRecordStore(sqlite: Database.Database) {
           if (targets?.length) writeLinks(f.id, row.id, targets, false);
         }
       }
+      indexForSearch(tableId, fields, rows.map((r) => r.id), false);
     },
 
     update(tableId: string, fields: FieldDef[], rows: RowWrite[], at: string, by: string | null) {
@@ -312,6 +344,7 @@ export function createRecordStore(sqlite: Database.Database) {
         args.push(row.id);
         stmt(`UPDATE ${recordTable(tableId)} SET ${sets.join(', ')} WHERE _id = ?`).run(args);
       }
+      indexForSearch(tableId, fields, rows.map((r) => r.id), true);
     },
 
     /** Deletes records and every link to them; `linksIn` are the link fields of this table, `linksTo` those pointing at it. */
@@ -319,6 +352,7 @@ export function createRecordStore(sqlite: Database.Database) {
       for (let i = 0; i < ids.length; i += 500) {
         const chunk = ids.slice(i, i + 500);
         const marks = chunk.map(() => '?').join(',');
+        stmt(`DELETE FROM ${searchTable(tableId)} WHERE rowid IN (SELECT _seq FROM ${recordTable(tableId)} WHERE _id IN (${marks}))`).run(chunk);
         stmt(`DELETE FROM ${recordTable(tableId)} WHERE _id IN (${marks})`).run(chunk);
         for (const f of linksIn) stmt(`DELETE FROM ${linkTable(f.id)} WHERE src IN (${marks})`).run(chunk);
         for (const f of linksTo) stmt(`DELETE FROM ${linkTable(f.id)} WHERE dst IN (${marks})`).run(chunk);
@@ -358,6 +392,32 @@ export function createRecordStore(sqlite: Database.Database) {
       const total = q.withTotal
         ? (stmt(`SELECT COUNT(*) FROM ${recordTable(tableId)} t${whereSql}`).pluck().get(...params) as number)
         : undefined;
+      return { rows: toRows(tableId, fields, raw), total };
+    },
+
+    /**
+     * Records whose search text holds every term (case-insensitive substrings), in creation order.
+     * Terms of three or more characters use the trigram index; shorter ones are checked with LIKE.
+     */
+    search(tableId: string, fields: FieldDef[], terms: string[], limit: number, offset: number) {
+      const long = terms.filter((t) => [...t].length >= 3);
+      const short = terms.filter((t) => [...t].length < 3);
+      const conds: string[] = [];
+      const params: unknown[] = [];
+      if (long.length) {
+        conds.push(`${searchTable(tableId)} MATCH ?`);
+        params.push(long.map((t) => `"${t.replace(/"/g, '""')}"`).join(' AND '));
+      }
+      for (const t of short) {
+        conds.push(`text LIKE ? ESCAPE '\\'`);
+        params.push(`%${t.replace(/[\\%_]/g, (m) => `\\${m}`)}%`);
+      }
+      const where = conds.join(' AND ');
+      const seqs = stmt(`SELECT rowid FROM ${searchTable(tableId)} WHERE ${where} ORDER BY rowid LIMIT ? OFFSET ?`).pluck().all(...params, limit, offset) as number[];
+      const total = stmt(`SELECT COUNT(*) FROM ${searchTable(tableId)} WHERE ${where}`).pluck().get(...params) as number;
+      const raw = seqs.length
+        ? (stmt(`SELECT ${selectList(fields)} FROM ${recordTable(tableId)} t WHERE t._seq IN (${seqs.map(() => '?').join(',')}) ORDER BY t._seq`).raw().all(seqs) as unknown[][])
+        : [];
       return { rows: toRows(tableId, fields, raw), total };
     },
 

@@ -58,3 +58,42 @@ export const fields = sqliteTable('fields', {
   position: integer('position').notNull(),
   createdAt: text('created_at').notNull(),
 }, (t) => [index('fields_table').on(t.tableId)]);
+
+/** Third-party applications (OAuth 2.0 client credentials); only a hash of the secret is kept. */
+export const apps = sqliteTable('apps', {
+  id: text('id').primaryKey(),
+  appName: text('app_name').notNull(),
+  clientId: text('client_id').notNull(),
+  secretHash: text('secret_hash').notNull(),
+  callbackUrl: text('callback_url').notNull(),
+  allowedBases: text('allowed_bases', { mode: 'json' }).$type<string[]>().notNull(),
+  scopes: text('scopes', { mode: 'json' }).$type<string[]>().notNull(),
+  isActive: integer('is_active', { mode: 'boolean' }).notNull().default(true),
+  rateLimitPerMinute: integer('rate_limit_per_minute').notNull(),
+  writeRateLimitPerMinute: integer('write_rate_limit_per_minute').notNull(),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+}, (t) => [uniqueIndex('apps_client_id').on(t.clientId)]);
+
+/** Every token issued to an application, for the token list and revoke-all. */
+export const appTokens = sqliteTable('app_tokens', {
+  jti: text('jti').primaryKey(),
+  appId: text('app_id').notNull(),
+  scope: text('scope').notNull(),
+  issuedAt: text('issued_at').notNull(),
+  expiresAt: integer('expires_at').notNull(),
+  revokedAt: text('revoked_at'),
+}, (t) => [index('app_tokens_app').on(t.appId, t.expiresAt)]);
+
+/** Application audit log: Open API record writes and management actions. */
+export const auditLog = sqliteTable('audit_log', {
+  id: text('id').primaryKey(),
+  appId: text('app_id').notNull(),
+  action: text('action').notNull(),
+  baseId: text('base_id'),
+  tableId: text('table_id'),
+  recordId: text('record_id'),
+  requestId: text('request_id'),
+  at: text('at').notNull(),
+  detail: text('detail', { mode: 'json' }).$type<Record<string, unknown> | null>(),
+}, (t) => [index('audit_app').on(t.appId)]);

@@ -1,6 +1,7 @@
 // Login, logout and turning a bearer token into an actor; repeated failed logins for one email are slowed down.
 import { verify } from '@node-rs/argon2';
 import { AppError, unauthorized } from '../errors.js';
+import type { AppService } from './apps.js';
 import type { Actor, Deps, UserActor } from './deps.js';
 import type { User, UserService } from './users.js';
 
@@ -39,7 +40,7 @@ function createLoginThrottle() {
 // A hash to verify against when the email is unknown, so both failures take the same time.
 const DUMMY_HASH = '$argon2id$v=19$m=19456,t=2,p=1$KXnTNVJYOPoI8o8MnkcLjw$+ZCt4fZZKr9pPSyp53MFRBQyEk3+0snTICDhzKwJh8s';
 
-export function createAuthService(deps: Deps, users: UserService) {
+export function createAuthService(deps: Deps, users: UserService, apps: AppService) {
   const throttle = createLoginThrottle();
 
   return {
@@ -63,15 +64,19 @@ export function createAuthService(deps: Deps, users: UserService) {
       return { loggedOut: true };
     },
 
-    /** The actor behind an `Authorization` header, or null when there is none; a bad token is a 401. */
+    /**
+     * The actor behind an `Authorization` header, or null when there is none. A bad, expired or revoked token is a 401;
+     * a user token and an application token each carry their own audience.
+     */
     async actorFromHeader(header: string | null): Promise<Actor | null> {
       if (!header) return null;
       const m = /^Bearer\s+(\S+)$/i.exec(header.trim());
       if (!m) throw unauthorized('The Authorization header must be "Bearer <token>"');
-      const result = await deps.tokens.verify(m[1], USER_AUDIENCE);
+      const result = await deps.tokens.verify(m[1]);
       if (!result.ok) throw unauthorized(result.reason === 'expired' ? 'The token has expired' : 'The token is invalid');
       const { claims } = result;
-      if (claims.token_type !== 'user') throw unauthorized('This API needs a user token');
+      if (claims.token_type === 'app') return apps.actorFromClaims(claims);
+      if (claims.token_type !== 'user' || claims.aud !== USER_AUDIENCE) throw unauthorized('The token is invalid');
       if (deps.revocations.isRevoked(claims.jti)) throw unauthorized('The token has been revoked');
       const user = users.findById(claims.sub);
       if (!user) throw unauthorized('The token belongs to a user that no longer exists');

@@ -5,17 +5,19 @@ import type { Orm } from '../db/connection.js';
 import type { RecordStore } from '../db/record-store.js';
 import type { RevocationList } from '../auth/revocations.js';
 import type { TokenService } from '../auth/tokens.js';
+import type { SigningKeys } from '../auth/keys.js';
 
 export interface Deps {
   sqlite: Database.Database;
   orm: Orm;
   store: RecordStore;
+  keys: SigningKeys;
   tokens: TokenService;
   revocations: RevocationList;
   config: Config;
 }
 
-/** The caller of an operation: a signed-in user (an application actor arrives with the Open API). */
+/** The caller of an operation: a signed-in user or a third-party application. */
 export interface UserActor {
   kind: 'user';
   id: string;
@@ -26,4 +28,16 @@ export interface UserActor {
   jti: string;
   exp: number;
 }
-export type Actor = UserActor;
+/** An application calling the Open API with a client-credentials token. */
+export interface AppActor {
+  kind: 'app';
+  /** The application id (a UUID): the operator of its writes. */
+  id: string;
+  isAdmin: false;
+  clientId: string;
+  /** Scopes granted by the token (the application's current scopes are checked too). */
+  tokenScopes: string[];
+  jti: string;
+  exp: number;
+}
+export type Actor = UserActor | AppActor;

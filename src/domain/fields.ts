@@ -157,7 +157,10 @@ export function createFieldService(deps: Deps) {
         const valuesChange = typeChanged
           || JSON.stringify(settings.options) !== JSON.stringify(before.options)
           || JSON.stringify(settings.config) !== JSON.stringify(before.config);
-        if (valuesChange) convertValues(baseId, before, after);
+        if (valuesChange) {
+          convertValues(baseId, before, after);
+          if (fieldType(before.type).searchable || fieldType(after.type).searchable) store.rebuildSearch(tableId, loadFields(tableId));
+        }
         else if (indexed !== before.indexed) store.setIndexed(tableId, after, indexed);
         if (valuesChange || name !== before.name) store.forgetStatements();
         return after;
@@ -169,6 +172,7 @@ export function createFieldService(deps: Deps) {
         const field = getField(tableId, fieldId);
         store.dropField(tableId, field);
         orm.delete(fields).where(eq(fields.id, fieldId)).run();
+        if (fieldType(field.type).searchable) store.rebuildSearch(tableId, loadFields(tableId));
         return { id: fieldId, deleted: true as const };
       });
     },

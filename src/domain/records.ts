@@ -21,6 +21,12 @@ export interface ApiRecord {
   updatedBy: string | null;
 }
 
+/** How a write reports: values keyed by field name (v1, plugins) or id (Open API), and work to do in its transaction (audit). */
+export interface WriteOptions {
+  keyBy?: 'name' | 'id';
+  inTransaction?: (recordIds: string[]) => void;
+}
+
 export const MAX_BATCH = 1000;
 export const MAX_PAGE_SIZE = 1000;
 
@@ -34,14 +40,14 @@ function itemError(code: 'BAD_REQUEST' | 'NOT_FOUND', index: number | undefined,
 export function createRecordService(deps: Deps, tables: TableService, fieldService: FieldService) {
   const { sqlite, store } = deps;
 
-  function toApi(fields: FieldDef[], row: StoredRow): ApiRecord {
+  function toApi(fields: FieldDef[], row: StoredRow, keyBy: 'name' | 'id' = 'name'): ApiRecord {
     const values: Record<string, unknown> = {};
     for (const f of fields) {
       const type = fieldType(f.type);
       const raw = type.storage === 'system'
         ? (type.systemColumn === '_seq' ? row.seq : type.systemColumn === '_created_at' ? row.createdAt : row.updatedAt)
         : row.values[f.id];
-      values[f.name] = type.fromStored(raw ?? null, f);
+      values[keyBy === 'id' ? f.id : f.name] = type.fromStored(raw ?? null, f);
     }
     return { id: row.id, fields: values, createdAt: row.createdAt, updatedAt: row.updatedAt, createdBy: row.createdBy, updatedBy: row.updatedBy };
   }
@@ -111,7 +117,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
     return { table, fields, resolve: fieldResolver(fields), ctx: fieldService.memberContext(table.baseId) };
   }
 
-  function create(actor: Actor | null, tableId: string, items: unknown[], single: boolean): ApiRecord[] {
+  function create(actor: Actor | null, tableId: string, items: unknown[], single: boolean, opts: WriteOptions = {}): ApiRecord[] {
     // Validation reads the field definitions inside the write transaction, so no schema change slips in between.
     return writeTransaction(sqlite, () => {
       const { fields, resolve, ctx } = context(tableId);
@@ -119,11 +125,12 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       const rows: RowWrite[] = items.map((item, i) => ({ id: newId('rec'), values: prepare(fields, resolve, ctx, item, 'create', single ? undefined : i, links) }));
       checkLinks(links);
       store.insert(tableId, fields, rows, nowIso(), actor?.id ?? null);
-      return store.getMany(tableId, fields, rows.map((r) => r.id)).map((r) => toApi(fields, r));
+      opts.inTransaction?.(rows.map((r) => r.id));
+      return store.getMany(tableId, fields, rows.map((r) => r.id)).map((r) => toApi(fields, r, opts.keyBy));
     });
   }
 
-  function update(actor: Actor | null, tableId: string, items: Array<{ id: unknown; fields: unknown }>, single: boolean): ApiRecord[] {
+  function update(actor: Actor | null, tableId: string, items: Array<{ id: unknown; fields: unknown }>, single: boolean, opts: WriteOptions = {}): ApiRecord[] {
     return writeTransaction(sqlite, () => {
       const { fields, resolve, ctx } = context(tableId);
       const links = new Map();
@@ -142,11 +149,12 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       });
       checkLinks(links);
       store.update(tableId, fields, rows, nowIso(), actor?.id ?? null);
-      return store.getMany(tableId, fields, rows.map((r) => r.id)).map((r) => toApi(fields, r));
+      opts.inTransaction?.(rows.map((r) => r.id));
+      return store.getMany(tableId, fields, rows.map((r) => r.id)).map((r) => toApi(fields, r, opts.keyBy));
     });
   }
 
-  function remove(tableId: string, ids: unknown[], single: boolean): string[] {
+  function remove(tableId: string, ids: unknown[], single: boolean, opts: WriteOptions = {}): string[] {
     return writeTransaction(sqlite, () => {
       const { fields } = context(tableId);
       const seen = new Set<string>();
@@ -161,6 +169,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
         if (!found.has(id as string)) throw itemError('NOT_FOUND', single ? undefined : i, `record ${id} not found in table ${tableId}`, 'id');
       });
       store.delete(tableId, ids as string[], fields.filter((f) => f.type === 'link'), fieldService.linksTo(tableId));
+      opts.inTransaction?.(ids as string[]);
       return ids as string[];
     });
   }
@@ -168,30 +177,43 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
   return {
     toApi,
 
-    async listRecords(tableId: string, q: { page?: number | null; pageSize?: number | null; filter?: unknown; sort?: unknown; withTotal?: boolean }): Promise<Page<ApiRecord>> {
-      const p = pageArgs(q.page, q.pageSize, { defaultSize: 20, maxSize: MAX_PAGE_SIZE });
+    async listRecords(tableId: string, q: {
+      page?: number | null; pageSize?: number | null; filter?: unknown; sort?: unknown; withTotal?: boolean;
+      keyBy?: 'name' | 'id'; maxPageSize?: number; sizeName?: string;
+    }): Promise<Page<ApiRecord>> {
+      const p = pageArgs(q.page, q.pageSize, { defaultSize: 20, maxSize: q.maxPageSize ?? MAX_PAGE_SIZE, sizeName: q.sizeName });
       const { fields } = context(tableId);
       const where = parseFilter(q.filter, fields);
       const sort = parseSort(q.sort, fields);
       const { rows, total } = store.list(tableId, fields, { where, sort, limit: p.pageSize, offset: p.offset, withTotal: q.withTotal ?? true });
-      return { items: rows.map((r) => toApi(fields, r)), total: total ?? -1, page: p.page, pageSize: p.pageSize };
+      return { items: rows.map((r) => toApi(fields, r, q.keyBy)), total: total ?? -1, page: p.page, pageSize: p.pageSize };
     },
 
-    async getRecord(tableId: string, recordId: string): Promise<ApiRecord> {
+    /** Keyword search (contract section 6): every whitespace-separated term occurs in some text-like value; creation order. */
+    async searchRecords(tableId: string, q: { q: unknown; page?: number | null; pageSize?: number | null; keyBy?: 'name' | 'id'; maxPageSize?: number; sizeName?: string }): Promise<Page<ApiRecord>> {
+      if (typeof q.q !== 'string' || q.q.trim() === '') throw badRequest('q is required: the words to search for', [{ field: 'q', message: 'required' }]);
+      const p = pageArgs(q.page, q.pageSize, { defaultSize: 20, maxSize: q.maxPageSize ?? MAX_PAGE_SIZE, sizeName: q.sizeName });
+      const { fields } = context(tableId);
+      const terms = [...new Set(q.q.trim().split(/\s+/))];
+      const { rows, total } = store.search(tableId, fields, terms, p.pageSize, p.offset);
+      return { items: rows.map((r) => toApi(fields, r, q.keyBy)), total, page: p.page, pageSize: p.pageSize };
+    },
+
+    async getRecord(tableId: string, recordId: string, keyBy: 'name' | 'id' = 'name'): Promise<ApiRecord> {
       const { fields } = context(tableId);
       const [row] = store.getMany(tableId, fields, [recordId]);
       if (!row) throw notFound(`Record ${recordId} not found in table ${tableId}`);
-      return toApi(fields, row);
+      return toApi(fields, row, keyBy);
     },
 
-    async createRecord(actor: Actor | null, tableId: string, values: unknown): Promise<ApiRecord> {
-      return create(actor, tableId, [values], true)[0];
+    async createRecord(actor: Actor | null, tableId: string, values: unknown, opts?: WriteOptions): Promise<ApiRecord> {
+      return create(actor, tableId, [values], true, opts)[0];
     },
-    async updateRecord(actor: Actor | null, tableId: string, recordId: string, values: unknown): Promise<ApiRecord> {
-      return update(actor, tableId, [{ id: recordId, fields: values }], true)[0];
+    async updateRecord(actor: Actor | null, tableId: string, recordId: string, values: unknown, opts?: WriteOptions): Promise<ApiRecord> {
+      return update(actor, tableId, [{ id: recordId, fields: values }], true, opts)[0];
     },
-    async deleteRecord(tableId: string, recordId: string): Promise<{ id: string; deleted: true }> {
-      remove(tableId, [recordId], true);
+    async deleteRecord(tableId: string, recordId: string, opts?: WriteOptions): Promise<{ id: string; deleted: true }> {
+      remove(tableId, [recordId], true, opts);
       return { id: recordId, deleted: true };
     },
 

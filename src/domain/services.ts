@@ -1,9 +1,12 @@
 // Builds every domain service from the shared dependencies; the GraphQL context carries the result.
 import { createAccess } from './access.js';
+import { createAppService } from './apps.js';
+import { createAuditLog } from './audit.js';
 import { createAuthService } from './auth.js';
 import { createBaseService } from './bases.js';
 import type { Deps } from './deps.js';
 import { createFieldService } from './fields.js';
+import { createOpenApiService } from './open-api.js';
 import { createRecordService } from './records.js';
 import { createTableService } from './tables.js';
 import { createUserService } from './users.js';
@@ -11,12 +14,15 @@ import { createUserService } from './users.js';
 export function createServices(deps: Deps) {
   const access = createAccess(deps);
   const users = createUserService(deps);
-  const auth = createAuthService(deps, users);
+  const audit = createAuditLog(deps);
+  const apps = createAppService(deps, audit);
+  const auth = createAuthService(deps, users, apps);
   const bases = createBaseService(deps, access);
   const fields = createFieldService(deps);
   const tables = createTableService(deps, access, bases, fields);
   const records = createRecordService(deps, tables, fields);
-  return { deps, access, users, auth, bases, fields, tables, records };
+  const openApi = createOpenApiService(deps, apps, audit, fields, records);
+  return { deps, keys: deps.keys, access, users, auth, audit, apps, bases, fields, tables, records, openApi };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -44,6 +44,8 @@ export interface FieldType {
   systemColumn?: SystemColumn;
   /** Set by the service; a write is refused. */
   readOnly?: boolean;
+  /** Its text takes part in keyword search (text-like types and selects). */
+  searchable?: boolean;
   /** Filter operators this type supports (contract section 4). */
   operators: readonly Operator[];
   /** Validates `options` and `config` for a new or changed field; returns them normalised. */

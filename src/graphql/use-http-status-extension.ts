@@ -8,7 +8,7 @@ export function useHttpStatusExtension(): Plugin {
   return {
     onResultProcess({ result }) {
       if (Array.isArray(result) || !result || typeof result !== 'object' || !('errors' in result) || !result.errors?.length) return;
-      const statuses = (result.errors as ErrorLike[]).map((e) => (e.extensions?.http as { status?: number } | undefined)?.status);
+      const statuses = (result.errors as unknown as ErrorLike[]).map((e) => (e.extensions?.http as { status?: number } | undefined)?.status);
       (result as { stringify?: (r: unknown) => string }).stringify = (sanitized: any) =>
         JSON.stringify({
           ...sanitized,

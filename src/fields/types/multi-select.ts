@@ -4,6 +4,7 @@ import { normalizeOptions } from './select-options.js';
 
 export const multiSelect: FieldType = {
   name: 'multi_select',
+  searchable: true,
   storage: 'json',
   operators: SET_OPERATORS,
   normalizeSettings(options, config) {

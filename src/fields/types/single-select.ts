@@ -4,6 +4,7 @@ import { normalizeOptions } from './select-options.js';
 
 export const singleSelect: FieldType = {
   name: 'single_select',
+  searchable: true,
   storage: 'text',
   operators: ['eq', 'neq', 'in', 'not_in', 'is_empty', 'is_not_empty'],
   normalizeSettings(options, config) {

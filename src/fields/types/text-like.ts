@@ -4,6 +4,7 @@ import { convertVia, describe, noSettings, TEXT_OPERATORS, ValueError, type Fiel
 export function textLike(name: FieldTypeName, maxLength: number, check?: (s: string) => string | null): FieldType {
   const type: FieldType = {
     name,
+    searchable: true,
     storage: 'text',
     operators: TEXT_OPERATORS,
     normalizeSettings: noSettings(name),

@@ -1,0 +1,285 @@
+// Third-party applications: administration, client-credentials tokens, revocation, and the application behind a token.
+// Applications are cached in memory so verifying a request needs no query (spec 1, 2.2).
+import { createHash, randomBytes, timingSafeEqual, randomUUID } from 'node:crypto';
+import { and, desc, eq, gt, isNull, inArray } from 'drizzle-orm';
+import { appTokens, apps, bases } from '../db/schema.js';
+import { writeTransaction } from '../db/connection.js';
+import { AppError, badRequest, notFound } from '../errors.js';
+import { nowIso } from '../ids.js';
+import type { AuditLog } from './audit.js';
+import type { AppActor, Deps } from './deps.js';
+import type { TokenClaims } from '../auth/tokens.js';
+
+export const SCOPES = ['base:read', 'table:read', 'field:read', 'record:read', 'record:write', 'table:write'] as const;
+export type Scope = (typeof SCOPES)[number];
+export const APP_TOKEN_TTL = 7200;
+export const DEFAULT_RATE_LIMIT = 600;
+export const DEFAULT_WRITE_RATE_LIMIT = 300;
+
+export type AppRow = typeof apps.$inferSelect;
+export interface AppInput {
+  appName?: unknown;
+  callbackUrl?: unknown;
+  allowedBases?: unknown;
+  scopes?: unknown;
+  isActive?: unknown;
+  rateLimitPerMinute?: unknown;
+  writeRateLimitPerMinute?: unknown;
+}
+export interface IssuedToken {
+  accessToken: string;
+  tokenType: 'Bearer';
+  expiresIn: number;
+  scope: string;
+}
+export interface TokenInfo {
+  jti: string;
+  scope: string;
+  issuedAt: string;
+  expiresAt: string;
+  revoked: boolean;
+  revokedAt: string | null;
+}
+
+const hashSecret = (secret: string) => createHash('sha256').update(secret).digest();
+const randomToken = (bytes: number) => randomBytes(bytes).toString('base64url');
+const bad = (field: string, message: string) => badRequest(`${field} ${message}`, [{ field, message }]);
+
+/** The Open API audience: tokens for /api/open/v1 carry it in `aud`. */
+export const openApiAudience = (publicUrl: string) => `${publicUrl}/api/open/v1`;
+
+export function createAppService(deps: Deps, audit: AuditLog) {
+  const { sqlite, orm, tokens, revocations, config } = deps;
+  const audience = openApiAudience(config.publicUrl);
+
+  // The in-memory registry; every change below writes the database first, then refreshes the entry.
+  const byId = new Map<string, AppRow>();
+  const byClientId = new Map<string, AppRow>();
+  function remember(row: AppRow | undefined, id: string) {
+    const old = byId.get(id);
+    if (old) byClientId.delete(old.clientId);
+    byId.delete(id);
+    if (row) {
+      byId.set(row.id, row);
+      byClientId.set(row.clientId, row);
+    }
+  }
+  for (const row of orm.select().from(apps).all()) remember(row, row.id);
+
+  function load(id: string): AppRow {
+    const row = byId.get(id);
+    if (!row) throw notFound(`Application ${id} not found`);
+    return row;
+  }
+
+  function validate(input: AppInput, creating: boolean) {
+    const out: Partial<typeof apps.$inferInsert> = {};
+    if (creating || input.appName !== undefined) {
+      if (typeof input.appName !== 'string' || input.appName.trim().length < 1 || input.appName.length > 100) throw bad('app_name', 'must be 1 to 100 characters');
+      out.appName = input.appName.trim();
+    }
+    if (creating || input.callbackUrl !== undefined) {
+      let ok = false;
+      try {
+        ok = typeof input.callbackUrl === 'string' && ['http:', 'https:'].includes(new URL(input.callbackUrl).protocol);
+      } catch {
+        /* not a URL */
+      }
+      if (!ok) throw bad('callback_url', 'must be an absolute http(s) URL');
+      out.callbackUrl = input.callbackUrl as string;
+    }
+    if (creating || input.scopes !== undefined) {
+      const s = input.scopes;
+      if (!Array.isArray(s) || s.length === 0) throw bad('scopes', `must be a non-empty array of ${SCOPES.join(', ')}`);
+      const unknown = s.find((x) => !(SCOPES as readonly unknown[]).includes(x));
+      if (unknown !== undefined) throw bad('scopes', `has an unknown scope ${JSON.stringify(unknown)}; allowed: ${SCOPES.join(', ')}`);
+      out.scopes = [...new Set(s as string[])];
+    }
+    if (creating || input.allowedBases !== undefined) {
+      const b = input.allowedBases ?? [];
+      if (!Array.isArray(b) || b.some((x) => typeof x !== 'string')) throw bad('allowed_bases', 'must be an array of base ids');
+      const ids = [...new Set(b as string[])];
+      const found = new Set(ids.length ? orm.select({ id: bases.id }).from(bases).where(inArray(bases.id, ids)).all().map((r) => r.id) : []);
+      const missing = ids.find((id) => !found.has(id));
+      if (missing) throw bad('allowed_bases', `names a base that does not exist: ${missing}`);
+      out.allowedBases = ids;
+    }
+    if (input.isActive !== undefined) {
+      if (typeof input.isActive !== 'boolean') throw bad('is_active', 'must be true or false');
+      out.isActive = input.isActive;
+    }
+    for (const [key, name] of [['rateLimitPerMinute', 'rate_limit_per_minute'], ['writeRateLimitPerMinute', 'write_rate_limit_per_minute']] as const) {
+      const v = input[key];
+      if (v === undefined || (creating && v === null)) continue;
+      if (!Number.isInteger(v) || (v as number) < 1 || (v as number) > 1_000_000) throw bad(name, 'must be an integer from 1 to 1000000');
+      out[key] = v as number;
+    }
+    return out;
+  }
+
+  function tokenInfo(row: typeof appTokens.$inferSelect): TokenInfo {
+    return {
+      jti: row.jti, scope: row.scope, issuedAt: row.issuedAt, expiresAt: new Date(row.expiresAt * 1000).toISOString(),
+      revoked: row.revokedAt !== null || revocations.isRevoked(row.jti), revokedAt: row.revokedAt,
+    };
+  }
+
+  function revokeWhere(appId: string, jti?: string): number {
+    const now = Math.floor(Date.now() / 1000);
+    const where = jti
+      ? and(eq(appTokens.appId, appId), eq(appTokens.jti, jti))
+      : and(eq(appTokens.appId, appId), isNull(appTokens.revokedAt), gt(appTokens.expiresAt, now));
+    const rows = orm.select().from(appTokens).where(where).all();
+    const fresh = rows.filter((r) => r.revokedAt === null);
+    if (fresh.length) {
+      const at = nowIso();
+      orm.update(appTokens).set({ revokedAt: at }).where(inArray(appTokens.jti, fresh.map((r) => r.jti))).run();
+      revocations.revoke(fresh.map((r) => ({ jti: r.jti, expiresAt: r.expiresAt })));
+    }
+    return fresh.length;
+  }
+
+  return {
+    /** RFC 8414 authorization server metadata, so standard OAuth clients discover the token endpoint. */
+    serverMetadata() {
+      return {
+        issuer: config.publicUrl,
+        token_endpoint: `${config.publicUrl}/api/oauth/token`,
+        jwks_uri: `${config.publicUrl}/api/oauth/jwks.json`,
+        grant_types_supported: ['client_credentials'],
+        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+        scopes_supported: [...SCOPES],
+        response_types_supported: [],
+      };
+    },
+
+    /** The current registry entry of an application, or undefined when it was deleted. */
+    current: (id: string) => byId.get(id),
+
+    async listApps(): Promise<AppRow[]> {
+      return [...byId.values()].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+    },
+    async getApp(id: string): Promise<AppRow> {
+      return load(id);
+    },
+
+    async createApp(input: AppInput, requestId: string): Promise<{ app: AppRow; clientSecret: string }> {
+      const values = validate(input, true);
+      const clientSecret = `os_${randomToken(32)}`;
+      return writeTransaction(sqlite, () => {
+        const now = nowIso();
+        const id = randomUUID();
+        orm.insert(apps).values({
+          id, appName: values.appName!, callbackUrl: values.callbackUrl!, scopes: values.scopes!, allowedBases: values.allowedBases!,
+          clientId: `oa_${randomToken(24)}`, secretHash: hashSecret(clientSecret).toString('hex'), isActive: values.isActive ?? true,
+          rateLimitPerMinute: values.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT,
+          writeRateLimitPerMinute: values.writeRateLimitPerMinute ?? DEFAULT_WRITE_RATE_LIMIT,
+          createdAt: now, updatedAt: now,
+        }).run();
+        const row = orm.select().from(apps).where(eq(apps.id, id)).get()!;
+        audit.record({ appId: id, action: 'app.create', requestId, detail: { app_name: row.appName, scopes: row.scopes, allowed_bases: row.allowedBases } });
+        remember(row, id);
+        return { app: row, clientSecret };
+      });
+    },
+
+    async updateApp(id: string, input: AppInput, requestId: string): Promise<AppRow> {
+      load(id);
+      const changes = validate(input, false);
+      return writeTransaction(sqlite, () => {
+        orm.update(apps).set({ ...changes, updatedAt: nowIso() }).where(eq(apps.id, id)).run();
+        const row = orm.select().from(apps).where(eq(apps.id, id)).get()!;
+        const detail = Object.fromEntries(Object.entries(changes).map(([k, v]) => [k.replace(/[A-Z]/g, (m) => `_${m.toLowerCase()}`), v]));
+        audit.record({ appId: id, action: 'app.update', requestId, detail });
+        remember(row, id);
+        return row;
+      });
+    },
+
+    async deleteApp(id: string, requestId: string): Promise<{ id: string; deleted: true }> {
+      load(id);
+      return writeTransaction(sqlite, () => {
+        const revoked = revokeWhere(id);
+        orm.delete(apps).where(eq(apps.id, id)).run();
+        audit.record({ appId: id, action: 'app.delete', requestId, detail: { revoked_tokens: revoked } });
+        remember(undefined, id);
+        return { id, deleted: true as const };
+      });
+    },
+
+    async resetSecret(id: string, requestId: string): Promise<{ app: AppRow; clientSecret: string }> {
+      load(id);
+      const clientSecret = `os_${randomToken(32)}`;
+      return writeTransaction(sqlite, () => {
+        orm.update(apps).set({ secretHash: hashSecret(clientSecret).toString('hex'), updatedAt: nowIso() }).where(eq(apps.id, id)).run();
+        const row = orm.select().from(apps).where(eq(apps.id, id)).get()!;
+        audit.record({ appId: id, action: 'secret.reset', requestId });
+        remember(row, id);
+        return { app: row, clientSecret };
+      });
+    },
+
+    async listTokens(id: string): Promise<TokenInfo[]> {
+      load(id);
+      return orm.select().from(appTokens).where(eq(appTokens.appId, id)).orderBy(desc(appTokens.issuedAt), desc(appTokens.jti)).limit(1000).all().map(tokenInfo);
+    },
+
+    async revokeTokens(id: string, jti: string | null | undefined, requestId: string): Promise<{ revoked: number }> {
+      load(id);
+      if (jti !== undefined && jti !== null && (typeof jti !== 'string' || !jti)) throw bad('jti', 'must be a token id');
+      return writeTransaction(sqlite, () => {
+        if (jti && !orm.select({ jti: appTokens.jti }).from(appTokens).where(and(eq(appTokens.appId, id), eq(appTokens.jti, jti))).get()) {
+          throw notFound(`Token ${jti} is not a token of application ${id}`);
+        }
+        const revoked = revokeWhere(id, jti ?? undefined);
+        audit.record({ appId: id, action: 'token.revoke', requestId, detail: { jti: jti ?? null, revoked } });
+        return { revoked };
+      });
+    },
+
+    /**
+     * The client-credentials grant (spec 1, 4.1; contract section 6), checks in the contract's order.
+     * `credentialsInBoth` is set by the HTTP layer when Basic and body credentials came together.
+     */
+    async issueToken(req: { grantType?: string | null; clientId?: string | null; clientSecret?: string | null; scope?: string | null; basic?: boolean | null; credentialsInBoth?: boolean | null }): Promise<IssuedToken> {
+      const basicHeaders = req.basic ? { 'WWW-Authenticate': 'Basic realm="table-service", charset="UTF-8"' } : undefined;
+      if (req.credentialsInBoth) throw new AppError('invalid_request', 'Send client credentials either with HTTP Basic or in the body, not both');
+      const app = req.clientId ? byClientId.get(req.clientId) : undefined;
+      const given = hashSecret(req.clientSecret ?? '');
+      const expected = app ? Buffer.from(app.secretHash, 'hex') : Buffer.alloc(32);
+      const secretOk = timingSafeEqual(given, expected) && !!app && !!req.clientSecret;
+      if (!app || !secretOk) throw new AppError('invalid_client', 'Client authentication failed', { headers: basicHeaders });
+      if (!app.isActive) throw new AppError('invalid_client', 'The application is disabled', { headers: basicHeaders });
+      if (!req.grantType) throw new AppError('invalid_request', 'grant_type is required');
+      if (req.grantType !== 'client_credentials') throw new AppError('unsupported_grant_type', `grant_type ${req.grantType} is not supported; use client_credentials`);
+      let scopes = app.scopes;
+      if (req.scope !== undefined && req.scope !== null && req.scope.trim() !== '') {
+        const asked = [...new Set(req.scope.trim().split(/\s+/))];
+        const unknown = asked.find((s) => !(SCOPES as readonly string[]).includes(s));
+        if (unknown) throw new AppError('invalid_scope', `Unknown scope ${unknown}`);
+        const beyond = asked.find((s) => !app.scopes.includes(s));
+        if (beyond) throw new AppError('invalid_scope', `Scope ${beyond} is not granted to this application`);
+        scopes = asked;
+      }
+      const scope = scopes.join(' ');
+      const { token, jti, iat, exp } = await tokens.sign({ sub: app.id, app_id: app.id, client_id: app.clientId, scope, token_type: 'app' }, audience, APP_TOKEN_TTL);
+      orm.insert(appTokens).values({ jti, appId: app.id, scope, issuedAt: new Date(iat * 1000).toISOString(), expiresAt: exp }).run();
+      return { accessToken: token, tokenType: 'Bearer', expiresIn: APP_TOKEN_TTL, scope };
+    },
+
+    /** Steps 2-3 of spec 1, 5.3 after the signature: the token must be an app token, not revoked, of an existing, active app. */
+    actorFromClaims(claims: TokenClaims): AppActor {
+      if (claims.aud !== audience || typeof claims.app_id !== 'string') throw new AppError('UNAUTHORIZED', 'The token is not an Open API token');
+      if (revocations.isRevoked(claims.jti)) throw new AppError('UNAUTHORIZED', 'The token has been revoked');
+      const app = byId.get(claims.app_id);
+      if (!app) throw new AppError('UNAUTHORIZED', 'The application no longer exists');
+      if (!app.isActive) throw new AppError('FORBIDDEN', 'The application is disabled');
+      return {
+        kind: 'app', id: app.id, isAdmin: false, clientId: app.clientId,
+        tokenScopes: String(claims.scope ?? '').split(' ').filter(Boolean), jti: claims.jti, exp: claims.exp,
+      };
+    },
+  };
+}
+
+export type AppService = ReturnType<typeof createAppService>;

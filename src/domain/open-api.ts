@@ -1,0 +1,119 @@
+// The Open API for applications (spec 1, 4.3): the allow-list, scopes, and records keyed by field id.
+import { asc, eq, inArray } from 'drizzle-orm';
+import { bases, tables } from '../db/schema.js';
+import { AppError, notFound } from '../errors.js';
+import type { FieldDef } from '../fields/field-type.js';
+import type { AppService, Scope } from './apps.js';
+import type { AuditLog } from './audit.js';
+import type { Actor, AppActor, Deps } from './deps.js';
+import type { FieldService } from './fields.js';
+import type { ApiRecord, RecordService } from './records.js';
+
+export const MAX_PER_PAGE = 200;
+
+export interface OpenBase { id: string; name: string; description: string; createdAt: string; updatedAt: string }
+export interface OpenTable { id: string; baseId: string; name: string; description: string; createdAt: string; updatedAt: string }
+
+export function createOpenApiService(deps: Deps, apps: AppService, audit: AuditLog, fieldService: FieldService, records: RecordService) {
+  const { orm } = deps;
+
+  /**
+   * Spec 1, 5.3 after the token itself: an application token (a user token is refused), the base in the
+   * application's current allow-list, then the scope in both the token and the application's current scopes.
+   */
+  function authorize(actor: Actor | null, scope: Scope, baseId?: string): AppActor {
+    if (!actor) throw new AppError('UNAUTHORIZED', 'An application token is required: Authorization: Bearer <access_token>');
+    if (actor.kind !== 'app') throw new AppError('FORBIDDEN', 'The Open API takes application tokens, not user tokens');
+    const app = apps.current(actor.id);
+    if (!app) throw new AppError('UNAUTHORIZED', 'The application no longer exists');
+    if (!app.isActive) throw new AppError('FORBIDDEN', 'The application is disabled');
+    if (baseId !== undefined && !app.allowedBases.includes(baseId)) throw new AppError('FORBIDDEN', `The application may not access base ${baseId}`);
+    if (!actor.tokenScopes.includes(scope) || !app.scopes.includes(scope)) throw new AppError('FORBIDDEN', `The token lacks the ${scope} scope`);
+    return actor;
+  }
+
+  function base(baseId: string) {
+    const row = orm.select().from(bases).where(eq(bases.id, baseId)).get();
+    if (!row) throw notFound(`Base ${baseId} not found`);
+    return row;
+  }
+
+  /** A table inside the base of the path; a table of another base is as missing as one that does not exist. */
+  function table(baseId: string, tableId: string) {
+    base(baseId);
+    const row = orm.select().from(tables).where(eq(tables.id, tableId)).get();
+    if (!row || row.baseId !== baseId) throw notFound(`Table ${tableId} not found in base ${baseId}`);
+    return row;
+  }
+
+  /** Open API writes take values keyed by field id or name, bare or wrapped under `values`. */
+  function unwrap(body: unknown, fields: FieldDef[]): unknown {
+    if (body && typeof body === 'object' && !Array.isArray(body)) {
+      const keys = Object.keys(body);
+      const wrapped = (body as Record<string, unknown>).values;
+      if (keys.length === 1 && keys[0] === 'values' && wrapped && typeof wrapped === 'object' && !fields.some((f) => f.name === 'values' || f.id === 'values')) {
+        return wrapped;
+      }
+    }
+    return body;
+  }
+
+  function auditWrite(actor: AppActor, action: string, baseId: string, tableId: string, requestId: string) {
+    return (ids: string[]) => {
+      for (const recordId of ids) audit.record({ appId: actor.id, action, baseId, tableId, recordId, requestId });
+    };
+  }
+
+  return {
+    authorize,
+
+    async listBases(actor: AppActor): Promise<OpenBase[]> {
+      const allowed = apps.current(actor.id)?.allowedBases ?? [];
+      if (!allowed.length) return [];
+      return orm.select().from(bases).where(inArray(bases.id, allowed)).orderBy(asc(bases.createdAt)).all();
+    },
+    async getBase(baseId: string): Promise<OpenBase & { tables: OpenTable[] }> {
+      const row = base(baseId);
+      return { ...row, tables: orm.select().from(tables).where(eq(tables.baseId, baseId)).orderBy(asc(tables.createdAt)).all() };
+    },
+    async listTables(baseId: string): Promise<OpenTable[]> {
+      base(baseId);
+      return orm.select().from(tables).where(eq(tables.baseId, baseId)).orderBy(asc(tables.createdAt)).all();
+    },
+    async getTable(baseId: string, tableId: string): Promise<OpenTable & { fields: FieldDef[] }> {
+      return { ...table(baseId, tableId), fields: fieldService.loadFields(tableId) };
+    },
+    async listFields(baseId: string, tableId: string): Promise<FieldDef[]> {
+      table(baseId, tableId);
+      return fieldService.loadFields(tableId);
+    },
+    async listRecords(baseId: string, tableId: string, q: { page?: number | null; perPage?: number | null; filter?: unknown; sort?: unknown }) {
+      table(baseId, tableId);
+      return records.listRecords(tableId, { page: q.page, pageSize: q.perPage, filter: q.filter, sort: q.sort, keyBy: 'id', maxPageSize: MAX_PER_PAGE, sizeName: 'per_page' });
+    },
+    async searchRecords(baseId: string, tableId: string, q: { q: unknown; page?: number | null; perPage?: number | null }) {
+      table(baseId, tableId);
+      return records.searchRecords(tableId, { q: q.q, page: q.page, pageSize: q.perPage, keyBy: 'id', maxPageSize: MAX_PER_PAGE, sizeName: 'per_page' });
+    },
+    async getRecord(baseId: string, tableId: string, recordId: string): Promise<ApiRecord> {
+      table(baseId, tableId);
+      return records.getRecord(tableId, recordId, 'id');
+    },
+    async createRecord(actor: AppActor, baseId: string, tableId: string, body: unknown, requestId: string): Promise<ApiRecord> {
+      table(baseId, tableId);
+      const values = unwrap(body, fieldService.loadFields(tableId));
+      return records.createRecord(actor, tableId, values, { keyBy: 'id', inTransaction: auditWrite(actor, 'record.create', baseId, tableId, requestId) });
+    },
+    async updateRecord(actor: AppActor, baseId: string, tableId: string, recordId: string, body: unknown, requestId: string): Promise<ApiRecord> {
+      table(baseId, tableId);
+      const values = unwrap(body, fieldService.loadFields(tableId));
+      return records.updateRecord(actor, tableId, recordId, values, { keyBy: 'id', inTransaction: auditWrite(actor, 'record.update', baseId, tableId, requestId) });
+    },
+    async deleteRecord(actor: AppActor, baseId: string, tableId: string, recordId: string, requestId: string) {
+      table(baseId, tableId);
+      return records.deleteRecord(tableId, recordId, { inTransaction: auditWrite(actor, 'record.delete', baseId, tableId, requestId) });
+    },
+  };
+}
+
+export type OpenApiService = ReturnType<typeof createOpenApiService>;
