@@ -96,8 +96,8 @@ export async function readBody(request: Request, format: 'json' | 'form' = 'json
 export function classifyError(error: unknown): { code: ErrorCode; status: number; message: string; details?: ErrorDetail[]; headers?: Record<string, string> } {
   const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
   if (original instanceof AppError) return { code: original.code, status: original.status, message: original.message, details: original.details, headers: original.headers };
-  if (error instanceof GraphQLError && !error.originalError) {
-    // Validation or variable coercion: the request was wrong.
+  if (error instanceof GraphQLError && (!error.originalError || !error.path)) {
+    // Validation or variable coercion (no resolver path): the request was wrong.
     return { code: 'BAD_REQUEST', status: 400, message: error.message };
   }
   console.error('internal error:', original);
@@ -127,7 +127,11 @@ export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
       allowed.push(c.route.method);
       if (c.route.method === method) {
         const params: Record<string, string> = {};
-        c.paramNames.forEach((n, i) => (params[n] = decodeURIComponent(m[i + 1])));
+        try {
+          c.paramNames.forEach((n, i) => (params[n] = decodeURIComponent(m[i + 1])));
+        } catch {
+          return { pathMatched: false, allowed }; // a malformed %-escape names nothing
+        }
         return { compiled: c, params };
       }
     }
@@ -143,10 +147,11 @@ export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
         continue;
       }
       if (spec.type === 'integer') {
-        if (!/^\s*-?\d+\s*$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
+        if (!/^\s*-?\d+\s*$/.test(raw)) {
           throw new AppError('BAD_REQUEST', `${name} must be a positive integer`, { details: [{ field: name, message: 'must be a positive integer' }] });
         }
-        query[name] = Number(raw);
+        // GraphQL Int is 32-bit; anything larger is past every page anyway (page sizes are clamped further down).
+        query[name] = Math.max(Math.min(Number(raw), 2 ** 31 - 1), -1);
       } else query[name] = raw;
     }
     return query;
@@ -169,7 +174,10 @@ export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
           }
         }
       }
-      const variables = route.variables({ params, query, body: body ?? {}, headers: request.headers });
+      // An absent key stays absent: graphql-js would turn an `undefined` variable into an explicit null.
+      const variables = Object.fromEntries(
+        Object.entries(route.variables({ params, query, body: body ?? {}, headers: request.headers })).filter(([, v]) => v !== undefined),
+      );
       const result = await execute({ schema: opts.schema, document: c.document, variableValues: variables, contextValue: ctx });
       if (result.errors?.length) throw result.errors[0];
       return { status: route.status ?? 200, body: family.success(route.result(result.data), route, requestId) };

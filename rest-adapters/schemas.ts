@@ -26,6 +26,24 @@ export const v1Schemas: Record<string, JsonSchema> = {
     created_at: time, updated_at: time,
   }),
   Deleted: obj({ id: str, deleted: { const: true } }),
+  Workflow: obj({
+    id: str, name: str, table_id: str, enabled: bool,
+    trigger: { type: 'object', properties: { type: { enum: ['record_created', 'record_updated', 'manual'] }, config: { type: 'object' } }, required: ['type', 'config'] },
+    nodes: { type: 'array', items: { type: 'object', properties: { id: str, type: str, config: { type: 'object' } }, required: ['id', 'type', 'config'] } },
+    created_at: time, updated_at: time,
+  }),
+  RunEntry: obj({
+    run_id: str, workflow_id: str, status: { enum: ['queued', 'running', 'success', 'failed'] },
+    trigger: obj({ type: str, record_id: { type: ['string', 'null'] } }), depth: int,
+    queued_at: time, started_at: { type: ['string', 'null'] }, finished_at: { type: ['string', 'null'] }, error: { type: ['string', 'null'] },
+    steps: {
+      type: 'array',
+      items: obj({
+        node_id: str, type: str, status: { enum: ['success', 'failed', 'skipped'] }, started_at: { type: ['string', 'null'] },
+        finished_at: { type: ['string', 'null'] }, output: {}, error: { type: ['string', 'null'] },
+      }),
+    },
+  }),
   Error: {
     type: 'object',
     required: ['code', 'msg', 'error', 'data', 'request_id'],

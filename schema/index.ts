@@ -6,6 +6,7 @@ import './types/base.js';
 import './types/table.js';
 import './types/field.js';
 import './types/record.js';
+import './types/workflow.js';
 import './types/oauth.js';
 import './types/open-api.js';
 

@@ -20,6 +20,8 @@ import { openApiRoutes, routes, v1Routes } from '../rest-adapters/routes/index.j
 import { createOpenRateLimit } from '../rest-adapters/open-rate-limit.js';
 import { openSchemas } from '../rest-adapters/schemas.js';
 import { createRateLimiter } from './auth/rate-limit.js';
+import { createWorkflowRunner } from './domain/workflow-runner.js';
+import { createGuardedFetch } from './net/ssrf-guard.js';
 import { buildOpenApi } from '../rest-adapters/openapi.js';
 import { useHttpStatusExtension } from './graphql/use-http-status-extension.js';
 
@@ -35,6 +37,9 @@ export async function createApp(config: Config) {
   const store = createRecordStore(sqlite);
   const services = createServices({ sqlite, orm, store, keys, tokens, revocations, config });
   const firstAdmin = await services.users.ensureFirstAdmin(config.adminEmail, config.adminPassword);
+  const outboundFetch = createGuardedFetch({ allowPrivate: config.proxyAllowPrivate, timeoutMs: config.proxyTimeoutMs, maxBytes: config.proxyMaxBytes });
+  const runner = createWorkflowRunner({ sqlite, workflows: services.workflows, records: services.records, fields: services.fields, fetch: outboundFetch });
+  runner.start();
 
   async function contextFor(request: Request, requestId: string): Promise<Context> {
     const actor = await services.auth.actorFromHeader(request.headers.get('authorization'));
@@ -89,6 +94,7 @@ export async function createApp(config: Config) {
     services,
     sqlite,
     firstAdmin,
+    runner,
     routes: rest.compiled,
     async fetch(request: Request): Promise<Response> {
       const incoming = request.headers.get('x-request-id');
@@ -102,7 +108,9 @@ export async function createApp(config: Config) {
         return json(e.status, { code: e.status, msg: e.message, error: e.code, data: null, request_id: requestId }, requestId);
       }
     },
-    close() {
+    /** Stops the workflow runner (finishing runs in progress) and closes the database. */
+    async close() {
+      await runner.stop();
       sqlite.close();
     },
   };

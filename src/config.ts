@@ -13,6 +13,10 @@ export interface Config {
   /** SQLite `synchronous` setting: NORMAL survives process crashes, FULL also power loss. */
   sqliteSynchronous: 'NORMAL' | 'FULL';
   version: string;
+  /** Outbound HTTP (workflow http_request, plugin proxy): `host:port` pairs exempt from the private-address rule (tests only). */
+  proxyAllowPrivate: string[];
+  proxyTimeoutMs: number;
+  proxyMaxBytes: number;
 }
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env, version = '0.0.0'): Config {
@@ -28,5 +32,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, version = '0.0.
     userTokenTtl: Number(env.USER_TOKEN_TTL ?? 86400),
     sqliteSynchronous: env.SQLITE_SYNCHRONOUS === 'FULL' ? 'FULL' : 'NORMAL',
     version,
+    proxyAllowPrivate: (env.PLUGIN_PROXY_ALLOW_PRIVATE ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    proxyTimeoutMs: Number(env.PLUGIN_PROXY_TIMEOUT_MS ?? 10_000),
+    proxyMaxBytes: Number(env.PLUGIN_PROXY_MAX_BYTES ?? 5 * 1024 * 1024),
   };
 }

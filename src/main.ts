@@ -19,8 +19,7 @@ server.listen(config.port, config.host, () => {
 
 function shutdown() {
   server.close(() => {
-    app.close();
-    process.exit(0);
+    void app.close().finally(() => process.exit(0));
   });
   setTimeout(() => process.exit(0), 5000).unref();
 }

@@ -23,7 +23,7 @@ export interface TestClient {
   /** Creates a user through the API and logs in; returns its id, token and default base. */
   user(name: string): Promise<{ id: string; token: string; defaultBaseId: string; email: string }>;
   graphql(query: string, variables?: Record<string, unknown>, token?: string | null): Promise<TestResponse>;
-  close(): void;
+  close(): Promise<void>;
 }
 
 export function tempDir(prefix = 'ts-test-'): string {
@@ -77,8 +77,8 @@ export async function makeApp(env: Record<string, string> = {}): Promise<TestCli
     graphql(query, variables, token) {
       return request('POST', '/graphql', { token, body: { query, variables } });
     },
-    close() {
-      app.close();
+    async close() {
+      await app.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -7,9 +7,10 @@ import { openRoutes } from './open.routes.js';
 import { recordRoutes } from './records.routes.js';
 import { tableRoutes } from './tables.routes.js';
 import { userRoutes } from './users.routes.js';
+import { workflowRoutes } from './workflows.routes.js';
 
 /** /api/v1 and /api/auth (v1 envelope). */
-export const v1Routes: Route[] = [...authRoutes, ...userRoutes, ...baseRoutes, ...tableRoutes, ...recordRoutes];
+export const v1Routes: Route[] = [...authRoutes, ...userRoutes, ...baseRoutes, ...tableRoutes, ...recordRoutes, ...workflowRoutes];
 /** /api/oauth, discovery and /api/open/v1 (open envelope and the token endpoint). */
 export const openApiRoutes: Route[] = [...oauthRoutes, ...openRoutes];
 export const routes: Route[] = [...v1Routes, ...openApiRoutes];

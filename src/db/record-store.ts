@@ -53,6 +53,18 @@ function searchTextExpr(fields: FieldDef[]): string {
   return parts.length ? parts.join(` || char(10) || `) : `''`;
 }
 
+/**
+ * ORDER BY terms for a field: empty values last in both directions (text-like values are never stored as '').
+ * An indexed field has an index on exactly these terms, so a sort on it reads the index in order.
+ */
+function sortTerms(field: FieldDef, col: string, direction: 'asc' | 'desc'): string {
+  const type = fieldType(field.type);
+  const dir = direction === 'desc' ? 'DESC' : 'ASC';
+  if (type.storage === 'system') return `t.${type.systemColumn} ${dir}`;
+  if (field.type === 'checkbox') return `coalesce(${col}, 0) ${dir}`;
+  return `(${col} IS NULL), ${col} ${dir}`;
+}
+
 const SQL_TYPE = { text: 'TEXT', json: 'TEXT', real: 'REAL', integer: 'INTEGER' } as const;
 
 function hasColumn(type: FieldType): type is FieldType & { storage: keyof typeof SQL_TYPE } {
@@ -170,13 +182,7 @@ export function createRecordStore(sqlite: Database.Database) {
   }
 
   function sortExpr(key: SortKey): string {
-    const col = columnExpr(key.field);
-    const dir = key.direction === 'desc' ? 'DESC' : 'ASC';
-    if (key.field.type === 'checkbox') return `coalesce(${col}, 0) ${dir}`;
-    // Empty values sort last in both directions.
-    const type = fieldType(key.field.type);
-    const empty = type.storage === 'text' ? `(${col} IS NULL OR ${col} = '')` : `(${col} IS NULL)`;
-    return type.storage === 'system' ? `${col} ${dir}` : `${empty}, ${col} ${dir}`;
+    return sortTerms(key.field, `t.${column(key.field.id)}`, key.direction);
   }
 
   function selectList(fields: FieldDef[]): string {
@@ -271,17 +277,31 @@ export function createRecordStore(sqlite: Database.Database) {
       const type = fieldType(field.type);
       if (type.storage === 'link') sqlite.exec(`DROP TABLE IF EXISTS ${linkTable(field.id)}`);
       else if (hasColumn(type)) {
-        sqlite.exec(`DROP INDEX IF EXISTS ${indexName(field.id)}`);
+        this.setIndexed(tableId, field, false);
         sqlite.exec(`ALTER TABLE ${recordTable(tableId)} DROP COLUMN ${column(field.id)}`);
       }
       statements.clear();
     },
 
-    /** An index on the column (link fields are indexed by their junction table, system fields by design). */
+    /**
+     * Indexes for a field: one on the column for filters, and one per sort direction on the sort terms
+     * (link fields are indexed by their junction table, system fields by design).
+     */
     setIndexed(tableId: string, field: FieldDef, on: boolean) {
       if (!hasColumn(fieldType(field.type))) return;
-      if (on) sqlite.exec(`CREATE INDEX IF NOT EXISTS ${indexName(field.id)} ON ${recordTable(tableId)} (${column(field.id)})`);
-      else sqlite.exec(`DROP INDEX IF EXISTS ${indexName(field.id)}`);
+      const sortIndex = (dir: 'asc' | 'desc') => `"ixs${dir}_${field.id}"`;
+      if (on) {
+        const rt = recordTable(tableId);
+        sqlite.exec(`CREATE INDEX IF NOT EXISTS ${indexName(field.id)} ON ${rt} (${column(field.id)})`);
+        for (const dir of ['asc', 'desc'] as const) {
+          const terms = sortTerms(field, column(field.id), dir);
+          sqlite.exec(`CREATE INDEX IF NOT EXISTS ${sortIndex(dir)} ON ${rt} (${terms}, _seq)`);
+        }
+      } else {
+        sqlite.exec(`DROP INDEX IF EXISTS ${indexName(field.id)}`);
+        for (const dir of ['asc', 'desc'] as const) sqlite.exec(`DROP INDEX IF EXISTS ${sortIndex(dir)}`);
+      }
+      statements.clear();
     },
 
     /** Every record's raw value of one field, for a type change. */
@@ -331,6 +351,7 @@ export function createRecordStore(sqlite: Database.Database) {
     update(tableId: string, fields: FieldDef[], rows: RowWrite[], at: string, by: string | null) {
       const byId = new Map(fields.map((f) => [f.id, f]));
       for (const row of rows) {
+        if (row.values.size === 0) continue; // nothing to change: the record keeps its modification time
         const sets = ['_updated_at = ?', '_updated_by = ?'];
         const args: unknown[] = [at, by];
         for (const [fieldId, stored] of row.values) {
@@ -419,6 +440,20 @@ export function createRecordStore(sqlite: Database.Database) {
         ? (stmt(`SELECT ${selectList(fields)} FROM ${recordTable(tableId)} t WHERE t._seq IN (${seqs.map(() => '?').join(',')}) ORDER BY t._seq`).raw().all(seqs) as unknown[][])
         : [];
       return { rows: toRows(tableId, fields, raw), total };
+    },
+
+    /** Which of `ids` match a filter (workflow trigger conditions use the same SQL as list filters). */
+    matching(tableId: string, where: ConditionGroup, ids: string[]): Set<string> {
+      const found = new Set<string>();
+      for (let i = 0; i < ids.length; i += 500) {
+        const chunk = ids.slice(i, i + 500);
+        const params: unknown[] = [];
+        const cond = compileGroup(where, params);
+        const rows = stmt(`SELECT t._id FROM ${recordTable(tableId)} t WHERE t._id IN (${chunk.map(() => '?').join(',')}) AND ${cond}`)
+          .pluck().all(...chunk, ...params) as string[];
+        for (const id of rows) found.add(id);
+      }
+      return found;
     },
 
     count(tableId: string): number {

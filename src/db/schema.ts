@@ -97,3 +97,32 @@ export const auditLog = sqliteTable('audit_log', {
   at: text('at').notNull(),
   detail: text('detail', { mode: 'json' }).$type<Record<string, unknown> | null>(),
 }, (t) => [index('audit_app').on(t.appId)]);
+
+/** Workflows bound to a table: a trigger and nodes that run in order. */
+export const workflows = sqliteTable('workflows', {
+  id: text('id').primaryKey(),
+  tableId: text('table_id').notNull().references(() => tables.id, { onDelete: 'cascade' }),
+  name: text('name').notNull(),
+  enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
+  trigger: text('trigger', { mode: 'json' }).$type<{ type: string; config: Record<string, unknown> }>().notNull(),
+  nodes: text('nodes', { mode: 'json' }).$type<Array<{ id: string; type: string; config: Record<string, unknown> }>>().notNull(),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+}, (t) => [index('workflows_table').on(t.tableId)]);
+
+/** The durable run queue and run log: a run is queued in the transaction of the change that caused it. */
+export const workflowRuns = sqliteTable('workflow_runs', {
+  id: text('id').primaryKey(),
+  workflowId: text('workflow_id').notNull().references(() => workflows.id, { onDelete: 'cascade' }),
+  tableId: text('table_id').notNull(),
+  recordId: text('record_id'),
+  triggerType: text('trigger_type').notNull(),
+  /** How many workflow-caused changes led here (0 for a change by a person or an application). */
+  depth: integer('depth').notNull().default(0),
+  status: text('status', { enum: ['queued', 'running', 'success', 'failed'] }).notNull(),
+  queuedAt: text('queued_at').notNull(),
+  startedAt: text('started_at'),
+  finishedAt: text('finished_at'),
+  error: text('error'),
+  steps: text('steps', { mode: 'json' }).$type<unknown[]>().notNull(),
+}, (t) => [index('workflow_runs_workflow').on(t.workflowId), index('workflow_runs_status').on(t.status)]);

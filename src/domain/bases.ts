@@ -52,8 +52,38 @@ export function createBaseService({ sqlite, orm, store }: Deps, access: Access) 
     return orm.select({ id: baseMembers.baseId }).from(baseMembers).where(eq(baseMembers.userId, actor.id)).all().map((r) => r.id);
   }
 
+  /** Inside a transaction: deletes a base with the storage of its tables. */
+  function dropBase(id: string) {
+    const tableIds = orm.select({ id: tables.id }).from(tables).where(eq(tables.baseId, id)).all().map((t) => t.id);
+    for (const tableId of tableIds) {
+      const defs = orm.select().from(fields).where(eq(fields.tableId, tableId)).all() as FieldDef[];
+      store.dropTable(tableId, defs);
+    }
+    orm.update(users).set({ defaultBaseId: null }).where(eq(users.defaultBaseId, id)).run();
+    orm.delete(bases).where(eq(bases.id, id)).run(); // tables, fields and members cascade
+  }
+
+  /**
+   * Inside a transaction, before a user is deleted: bases where they are the only member go with them;
+   * a base they alone own but share with others must get another owner first (409).
+   */
+  function releaseUser(userId: string) {
+    const owned = orm.select({ baseId: baseMembers.baseId }).from(baseMembers).where(and(eq(baseMembers.userId, userId), eq(baseMembers.role, 'owner'))).all();
+    for (const { baseId } of owned) {
+      const members = orm.select().from(baseMembers).where(eq(baseMembers.baseId, baseId)).all();
+      if (members.some((m) => m.userId !== userId && m.role === 'owner')) continue;
+      if (members.length === 1) {
+        dropBase(baseId);
+        continue;
+      }
+      const name = orm.select({ name: bases.name }).from(bases).where(eq(bases.id, baseId)).get()?.name;
+      throw conflict(`The user is the only owner of base ${baseId} ("${name}"), which has other members: make one of them owner first`);
+    }
+  }
+
   return {
     readableBaseIds,
+    releaseUser,
 
     async listBases(actor: Actor, page?: number | null, pageSize?: number | null): Promise<Page<Base>> {
       const p = pageArgs(page, pageSize, { defaultSize: 20, maxSize: 1000 });
@@ -94,13 +124,7 @@ export function createBaseService({ sqlite, orm, store }: Deps, access: Access) 
     async deleteBase(actor: Actor, id: string): Promise<{ id: string; deleted: true }> {
       return writeTransaction(sqlite, () => {
         load(actor, id);
-        const tableIds = orm.select({ id: tables.id }).from(tables).where(eq(tables.baseId, id)).all().map((t) => t.id);
-        for (const tableId of tableIds) {
-          const defs = orm.select().from(fields).where(eq(fields.tableId, tableId)).all() as FieldDef[];
-          store.dropTable(tableId, defs);
-        }
-        orm.update(users).set({ defaultBaseId: null }).where(eq(users.defaultBaseId, id)).run();
-        orm.delete(bases).where(eq(bases.id, id)).run(); // tables, fields and members cascade
+        dropBase(id);
         return { id, deleted: true as const };
       });
     },

@@ -1,6 +1,6 @@
 // Records: validation of written values against field types, all-or-nothing batches, and filtered, sorted pages.
 import { writeTransaction } from '../db/connection.js';
-import type { RowWrite, StoredRow } from '../db/record-store.js';
+import type { ConditionGroup, RowWrite, StoredRow } from '../db/record-store.js';
 import { AppError, badRequest, notFound, type ErrorDetail } from '../errors.js';
 import { ValueError, type FieldDef, type ValueContext } from '../fields/field-type.js';
 import { fieldType } from '../fields/registry.js';
@@ -25,6 +25,27 @@ export interface ApiRecord {
 export interface WriteOptions {
   keyBy?: 'name' | 'id';
   inTransaction?: (recordIds: string[]) => void;
+  /** How many workflow-caused changes led to this write (0 or absent for people and applications). */
+  depth?: number;
+  /** Recorded as creator or last editor when there is no actor (a workflow writes as itself). */
+  operator?: string;
+}
+
+/** A committed-with-the-write change, as listeners (workflow triggers) see it inside the write transaction. */
+export interface RecordChange {
+  tableId: string;
+  kind: 'created' | 'updated';
+  /** The records after the change, values keyed by field name. */
+  after: ApiRecord[];
+  /** For updates: the records before the change, when a listener asked for them. */
+  before?: Map<string, ApiRecord>;
+  fields: FieldDef[];
+  depth: number;
+}
+export interface RecordChangeListener {
+  /** Whether updates of this table need the records as they were before. */
+  wantsBefore(tableId: string): boolean;
+  changed(change: RecordChange): void;
 }
 
 export const MAX_BATCH = 1000;
@@ -39,9 +60,11 @@ function itemError(code: 'BAD_REQUEST' | 'NOT_FOUND', index: number | undefined,
 
 export function createRecordService(deps: Deps, tables: TableService, fieldService: FieldService) {
   const { sqlite, store } = deps;
+  const listeners: RecordChangeListener[] = [];
 
   function toApi(fields: FieldDef[], row: StoredRow, keyBy: 'name' | 'id' = 'name'): ApiRecord {
-    const values: Record<string, unknown> = {};
+    // No prototype: a field may be named "__proto__" or "constructor".
+    const values: Record<string, unknown> = Object.create(null);
     for (const f of fields) {
       const type = fieldType(f.type);
       const raw = type.storage === 'system'
@@ -124,9 +147,14 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       const links = new Map();
       const rows: RowWrite[] = items.map((item, i) => ({ id: newId('rec'), values: prepare(fields, resolve, ctx, item, 'create', single ? undefined : i, links) }));
       checkLinks(links);
-      store.insert(tableId, fields, rows, nowIso(), actor?.id ?? null);
+      store.insert(tableId, fields, rows, nowIso(), actor?.id ?? opts.operator ?? null);
       opts.inTransaction?.(rows.map((r) => r.id));
-      return store.getMany(tableId, fields, rows.map((r) => r.id)).map((r) => toApi(fields, r, opts.keyBy));
+      const after = store.getMany(tableId, fields, rows.map((r) => r.id));
+      if (listeners.length) {
+        const change: RecordChange = { tableId, kind: 'created', after: after.map((r) => toApi(fields, r)), fields, depth: opts.depth ?? 0 };
+        for (const l of listeners) l.changed(change);
+      }
+      return after.map((r) => toApi(fields, r, opts.keyBy));
     });
   }
 
@@ -148,9 +176,18 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
         if (!found.has(r.id)) throw itemError('NOT_FOUND', single ? undefined : i, `record ${r.id} not found in table ${tableId}`, 'id');
       });
       checkLinks(links);
-      store.update(tableId, fields, rows, nowIso(), actor?.id ?? null);
-      opts.inTransaction?.(rows.map((r) => r.id));
-      return store.getMany(tableId, fields, rows.map((r) => r.id)).map((r) => toApi(fields, r, opts.keyBy));
+      const ids = rows.map((r) => r.id);
+      const before = listeners.some((l) => l.wantsBefore(tableId))
+        ? new Map(store.getMany(tableId, fields, ids).map((r) => [r.id, toApi(fields, r)]))
+        : undefined;
+      store.update(tableId, fields, rows, nowIso(), actor?.id ?? opts.operator ?? null);
+      opts.inTransaction?.(ids);
+      const after = store.getMany(tableId, fields, ids);
+      if (listeners.length) {
+        const change: RecordChange = { tableId, kind: 'updated', after: after.map((r) => toApi(fields, r)), before, fields, depth: opts.depth ?? 0 };
+        for (const l of listeners) l.changed(change);
+      }
+      return after.map((r) => toApi(fields, r, opts.keyBy));
     });
   }
 
@@ -176,6 +213,16 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
 
   return {
     toApi,
+
+    /** Whether one record matches a parsed filter (workflow condition nodes). */
+    matches(tableId: string, where: ConditionGroup, recordId: string): boolean {
+      return store.matching(tableId, where, [recordId]).has(recordId);
+    },
+
+    /** Registers a listener that sees every record change inside its write transaction, whatever door it came through. */
+    onChange(listener: RecordChangeListener) {
+      listeners.push(listener);
+    },
 
     async listRecords(tableId: string, q: {
       page?: number | null; pageSize?: number | null; filter?: unknown; sort?: unknown; withTotal?: boolean;
@@ -224,13 +271,18 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       }
       checkBatchSize(items);
       const list = items as unknown[];
-      const asObject = (item: unknown, i: number) => {
+      // Each item holds exactly the keys its action uses, so a typo such as "field" is refused rather than ignored.
+      const allowed = { create: ['fields'], update: ['id', 'fields'], delete: ['id'] }[action];
+      const asItem = (item: unknown, i: number) => {
         if (typeof item !== 'object' || item === null || Array.isArray(item)) throw itemError('BAD_REQUEST', i, 'each item must be an object');
+        const extra = Object.keys(item).find((k) => !allowed.includes(k));
+        if (extra) throw itemError('BAD_REQUEST', i, `unknown property "${extra}" (a ${action} item holds ${allowed.join(' and ')})`, extra);
+        if (action !== 'delete' && !('fields' in item)) throw itemError('BAD_REQUEST', i, '"fields" is required', 'fields');
         return item as Record<string, unknown>;
       };
-      if (action === 'create') return { items: create(actor, tableId, list.map((item, i) => asObject(item, i).fields ?? {}), false) };
-      if (action === 'update') return { items: update(actor, tableId, list.map((item, i) => asObject(item, i) as { id: unknown; fields: unknown }), false) };
-      return { deleted: remove(tableId, list.map((item, i) => (typeof item === 'string' ? item : asObject(item, i).id)), false) };
+      if (action === 'create') return { items: create(actor, tableId, list.map((item, i) => asItem(item, i).fields), false) };
+      if (action === 'update') return { items: update(actor, tableId, list.map((item, i) => asItem(item, i) as { id: unknown; fields: unknown }), false) };
+      return { deleted: remove(tableId, list.map((item, i) => (typeof item === 'string' ? item : asItem(item, i).id)), false) };
     },
   };
 }

@@ -10,19 +10,21 @@ import { createOpenApiService } from './open-api.js';
 import { createRecordService } from './records.js';
 import { createTableService } from './tables.js';
 import { createUserService } from './users.js';
+import { createWorkflowService } from './workflows.js';
 
 export function createServices(deps: Deps) {
   const access = createAccess(deps);
-  const users = createUserService(deps);
+  const bases = createBaseService(deps, access);
+  const users = createUserService(deps, bases);
   const audit = createAuditLog(deps);
   const apps = createAppService(deps, audit);
   const auth = createAuthService(deps, users, apps);
-  const bases = createBaseService(deps, access);
   const fields = createFieldService(deps);
   const tables = createTableService(deps, access, bases, fields);
   const records = createRecordService(deps, tables, fields);
   const openApi = createOpenApiService(deps, apps, audit, fields, records);
-  return { deps, keys: deps.keys, access, users, auth, audit, apps, bases, fields, tables, records, openApi };
+  const workflows = createWorkflowService(deps, bases, fields, records);
+  return { deps, keys: deps.keys, access, users, auth, audit, apps, bases, fields, tables, records, openApi, workflows };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -5,6 +5,7 @@ import { baseMembers, bases, users } from '../db/schema.js';
 import { writeTransaction } from '../db/connection.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { newId, nowIso } from '../ids.js';
+import type { BaseService } from './bases.js';
 import type { Deps } from './deps.js';
 import { pageArgs, type Page } from './pagination.js';
 import { randomBytes } from 'node:crypto';
@@ -36,7 +37,7 @@ function checkPassword(password: unknown): string {
   return password;
 }
 
-export function createUserService({ sqlite, orm }: Deps) {
+export function createUserService({ sqlite, orm }: Deps, baseService: Pick<BaseService, 'releaseUser'>) {
   const toUser = (row: typeof users.$inferSelect): User => ({
     id: row.id, email: row.email, name: row.name, isAdmin: row.isAdmin, defaultBaseId: row.defaultBaseId,
     createdAt: row.createdAt, updatedAt: row.updatedAt,
@@ -113,7 +114,8 @@ export function createUserService({ sqlite, orm }: Deps) {
         const row = findById(id);
         if (!row) throw notFound(`User ${id} not found`);
         if (row.isAdmin && adminCountExcept(id) === 0) throw conflict('The last system administrator cannot be deleted');
-        // Memberships go with the user (foreign key cascade); bases stay, administrators keep access to them.
+        baseService.releaseUser(id);
+        // Memberships go with the user (foreign key cascade).
         orm.delete(users).where(eq(users.id, id)).run();
         return { id, deleted: true as const };
       });

@@ -21,7 +21,7 @@ export const link: FieldType = {
     }
     return value;
   },
-  fromStored: (raw) => raw ?? [],
+  fromStored: (raw) => (Array.isArray(raw) && raw.length ? raw : null),
   filterOperand(value) {
     if (typeof value !== 'string') throw new ValueError(`expected a record id, got ${describe(value)}`);
     return value;

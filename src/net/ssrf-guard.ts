@@ -1,0 +1,143 @@
+// Outbound HTTP for workflows (and the plugin proxy): only public addresses, checked on the address actually
+// connected to after DNS and again on every redirect, with a timeout and a size cap.
+import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import ipaddr from 'ipaddr.js';
+
+export class BlockedError extends Error {
+  readonly code = 'SSRF_BLOCKED';
+}
+export class UpstreamTimeoutError extends Error {
+  readonly code = 'UPSTREAM_TIMEOUT';
+}
+export class TooLargeError extends Error {
+  readonly code = 'RESPONSE_TOO_LARGE';
+}
+
+export interface GuardOptions {
+  /** `host:port` pairs exempt from the private-address rule (tests only). */
+  allowPrivate?: string[];
+  timeoutMs?: number;
+  maxBytes?: number;
+  maxRedirects?: number;
+}
+
+export interface FetchRequest {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+}
+
+export interface FetchAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+  url: string;
+}
+
+/** True for addresses a server-side request must never reach: anything but public unicast. */
+export function isPrivateAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return true;
+  const parsed = ipaddr.process(address); // IPv4-mapped IPv6 becomes IPv4
+  return parsed.range() !== 'unicast';
+}
+
+/** Parses a URL in WHATWG form (decimal and octal IPv4 hosts become dotted quads) and checks its scheme. */
+export function checkUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new BlockedError(`"${raw.slice(0, 100)}" is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new BlockedError(`Only http and https URLs are allowed, not ${url.protocol}`);
+  if (url.username || url.password) throw new BlockedError('URLs with credentials are not allowed');
+  return url;
+}
+
+const defaultPort = (url: URL) => url.port || (url.protocol === 'https:' ? '443' : '80');
+const bareHost = (url: URL) => url.hostname.replace(/^\[|\]$/g, '');
+
+export function createGuardedFetch(opts: GuardOptions = {}) {
+  const allow = new Set((opts.allowPrivate ?? []).map((s) => s.trim().toLowerCase()).filter(Boolean));
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  const maxBytes = opts.maxBytes ?? 5 * 1024 * 1024;
+  const maxRedirects = opts.maxRedirects ?? 5;
+
+  function exempt(url: URL) {
+    return allow.has(`${bareHost(url).toLowerCase()}:${defaultPort(url)}`);
+  }
+
+  /** A DNS lookup that refuses private answers: the socket connects to exactly the address checked here. */
+  function guardedLookup(url: URL): net_LookupFunction {
+    return (hostname, options, callback) => {
+      dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+        if (err) return callback(err, '', 4);
+        const list = addresses as dns.LookupAddress[];
+        const bad = exempt(url) ? undefined : list.find((a) => isPrivateAddress(a.address));
+        if (bad || !list.length) return callback(new BlockedError(`${hostname} resolves to a private address (${bad?.address ?? 'none'})`), '', 4);
+        if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+        callback(null, list[0].address, list[0].family);
+      });
+    };
+  }
+
+  function once(url: URL, req: FetchRequest, deadline: number): Promise<FetchAnswer> {
+    const host = bareHost(url);
+    if (ipaddr.isValid(host) && isPrivateAddress(host) && !exempt(url)) {
+      return Promise.reject(new BlockedError(`${host} is a private address`));
+    }
+    const mod = url.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      const left = deadline - Date.now();
+      if (left <= 0) return reject(new UpstreamTimeoutError(`No answer within ${timeoutMs} ms`));
+      const r = mod.request(url, { method: req.method ?? 'GET', headers: req.headers, lookup: guardedLookup(url), timeout: left }, (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > maxBytes) {
+            res.destroy();
+            reject(new TooLargeError(`The answer is larger than ${maxBytes} bytes`));
+            return;
+          }
+          chunks.push(c);
+        });
+        res.on('end', () => {
+          const headers: Record<string, string> = {};
+          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+          resolve({ status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks), url: url.toString() });
+        });
+        res.on('error', reject);
+      });
+      const timer = setTimeout(() => r.destroy(new UpstreamTimeoutError(`No answer within ${timeoutMs} ms`)), left);
+      r.on('close', () => clearTimeout(timer));
+      r.on('timeout', () => r.destroy(new UpstreamTimeoutError(`No answer within ${timeoutMs} ms`)));
+      r.on('error', reject);
+      if (req.body !== undefined) r.write(req.body);
+      r.end();
+    });
+  }
+
+  /** Fetches with the guard on every hop; redirects are followed by hand (at most `maxRedirects`). */
+  return async function guardedFetch(req: FetchRequest): Promise<FetchAnswer> {
+    const deadline = Date.now() + timeoutMs;
+    let url = checkUrl(req.url);
+    let current = req;
+    for (let hop = 0; ; hop++) {
+      const answer = await once(url, current, deadline);
+      const location = answer.headers.location;
+      if (![301, 302, 303, 307, 308].includes(answer.status) || !location) return answer;
+      if (hop >= maxRedirects) throw new BlockedError(`More than ${maxRedirects} redirects`);
+      url = checkUrl(new URL(location, url).toString());
+      // 303, and 301/302 after POST, continue as GET without a body, as browsers do.
+      const keepsMethod = answer.status === 307 || answer.status === 308;
+      current = keepsMethod ? current : { ...current, method: 'GET', body: undefined };
+    }
+  };
+}
+
+type net_LookupFunction = NonNullable<http.RequestOptions['lookup']>;
+export type GuardedFetch = ReturnType<typeof createGuardedFetch>;

@@ -1,0 +1,390 @@
+// Contract checks that need no HTTP traffic (the printed schema, the route table, the field-type registry,
+// the error codes) and the /graphql side of contract section 8: errors carry extensions.code and
+// extensions.http.status, and REST and GraphQL give the same data for the same operation.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { Kind, parse, validate, type OperationDefinitionNode } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { schema } from '../schema/index.js';
+import { printedSchema, SCHEMA_FILE } from '../schema/print.js';
+import { compileRoutes } from '../rest-adapters/adapter.js';
+import { openApiRoutes, routes, v1Routes } from '../rest-adapters/routes/index.js';
+import { openSchemas, v1Schemas } from '../rest-adapters/schemas.js';
+import type { Route, RouteRequest } from '../rest-adapters/route.js';
+import { FIELD_TYPE_NAMES, OPERATORS, type FieldTypeName, type Operator } from '../src/fields/field-type.js';
+import { FIELD_TYPES, isFieldTypeName } from '../src/fields/registry.js';
+import { AppError, STATUS_OF, type ErrorCode } from '../src/errors.js';
+import { makeApp, makeTable, type TestClient } from './helpers.js';
+
+// ajv-formats is CommonJS with a `default` property; take the plugin whichever way the loader hands it over.
+type FormatsPlugin = (ajv: Ajv2020) => Ajv2020;
+const addFormats: FormatsPlugin =
+  ((addFormatsModule as unknown as { default?: FormatsPlugin }).default ?? (addFormatsModule as unknown as FormatsPlugin));
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+describe('the printed GraphQL schema', () => {
+  it('is checked in as schema/schema.graphql and has not drifted', () => {
+    expect(path.resolve(SCHEMA_FILE)).toBe(path.resolve(here, '../schema/schema.graphql'));
+    const checkedIn = fs.readFileSync(SCHEMA_FILE, 'utf8');
+    expect(printedSchema(), 'schema/schema.graphql is out of date: run `npm run schema:print` and commit the result').toBe(checkedIn);
+  });
+});
+
+describe('the REST route table', () => {
+  /** Calls a route's variables() with proxies that record which params, query keys and body keys it reads. */
+  function sampleVariables(route: Route) {
+    const read = { params: new Set<string>(), query: new Set<string>(), body: new Set<string>() };
+    const recorder = (kind: keyof typeof read) =>
+      new Proxy({} as Record<string, any>, {
+        get(_t, key) {
+          if (typeof key === 'string') read[kind].add(key);
+          return typeof key === 'string' ? `${kind}:${key}` : undefined;
+        },
+      });
+    // Built and cast rather than typed, so the test compiles whether or not RouteRequest carries `headers`.
+    const req = { params: recorder('params'), query: recorder('query'), body: recorder('body'), headers: new Headers() } as RouteRequest;
+    return { variables: route.variables(req), read };
+  }
+
+  it('has one entry per method and path', () => {
+    const keys = routes.map((r) => `${r.method} ${r.path}`);
+    expect(keys.length).toBeGreaterThan(0);
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it('every GraphQL document parses and validates against the schema', () => {
+    const compiled = compileRoutes(schema, routes);
+    expect(compiled.map((c) => `${c.route.method} ${c.route.path}`)).toEqual(routes.map((r) => `${r.method} ${r.path}`));
+    for (const route of routes) {
+      const where = `${route.method} ${route.path}`;
+      const document = parse(route.document);
+      expect(validate(schema, document).map((e) => e.message), where).toEqual([]);
+      const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+      expect(operations.length, `${where}: one operation per document`).toBe(1);
+      expect(operations[0].operation, where).toBe(route.method === 'GET' ? 'query' : 'mutation');
+    }
+  });
+
+  it('compileRoutes names the route whose document does not validate', () => {
+    const broken: Route = { ...routes[0], method: 'GET', path: '/api/v1/broken', document: 'query Broken { noSuchField }' };
+    expect(() => compileRoutes(schema, [broken])).toThrow('Route GET /api/v1/broken: Cannot query field "noSuchField" on type "Query".');
+  });
+
+  it('is the v1 routes followed by the open-family routes', () => {
+    expect(routes).toEqual([...v1Routes, ...openApiRoutes]);
+    expect(v1Routes.length).toBeGreaterThan(0);
+    expect(routes.filter((r) => r.family === 'v1')).toEqual(v1Routes);
+  });
+
+  it('every v1 route lives under /api/v1 or /api/auth; every other route where src/app.ts sends its family', () => {
+    for (const route of v1Routes) expect(route.path, `${route.method} ${route.path}`).toMatch(/^\/api\/(v1|auth)\//);
+    for (const route of openApiRoutes) {
+      const where = `${route.method} ${route.path}`;
+      if (route.path === '/api/oauth/token') expect(route.family, where).toBe('token');
+      else {
+        expect(route.path, where).toMatch(/^\/(api\/open\/v1|api\/oauth|\.well-known)\//);
+        expect(['open', 'raw'], where).toContain(route.family);
+      }
+    }
+  });
+
+  it('every route has a summary, a tag and a path matching its params', () => {
+    for (const route of routes) {
+      const where = `${route.method} ${route.path}`;
+      expect(route.path, where).toMatch(/^(\/([a-z.][a-z0-9_.-]*|\{[a-z][a-z0-9_]*\}))+$/);
+      expect(['GET', 'POST', 'PUT', 'DELETE'], where).toContain(route.method);
+      expect(typeof route.summary === 'string' && route.summary.trim().length > 0, `${where}: summary`).toBe(true);
+      expect(typeof route.tag === 'string' && route.tag.length > 0, `${where}: tag`).toBe(true);
+      if (route.status !== undefined) expect([200, 201], where).toContain(route.status);
+
+      const pathParams = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+      expect(new Set(pathParams).size, `${where}: repeated path parameter`).toBe(pathParams.length);
+      const { variables, read } = sampleVariables(route);
+      // The path names exactly the parameters the operation reads, and each lands in a variable.
+      expect([...read.params].sort(), `${where}: path parameters read by variables()`).toEqual([...pathParams].sort());
+      for (const p of pathParams) expect(Object.values(variables), `${where}: {${p}} reaches a variable`).toContain(`params:${p}`);
+      expect([...read.query].filter((k) => !Object.keys(route.query ?? {}).includes(k)), `${where}: query keys read but not declared`).toEqual([]);
+      const bodyKeys = Object.keys((route.body?.properties as Record<string, unknown> | undefined) ?? {});
+      expect([...read.body].filter((k) => !bodyKeys.includes(k)), `${where}: body keys read but not in the body schema`).toEqual([]);
+      if (route.body) expect(route.method === 'POST' || route.method === 'PUT', `${where}: a body on ${route.method}`).toBe(true);
+
+      // variables() fills exactly the variables the document declares.
+      const operation = parse(route.document).definitions[0] as OperationDefinitionNode;
+      const declared = (operation.variableDefinitions ?? []).map((v) => v.variable.name.value).sort();
+      expect(Object.keys(variables).sort(), `${where}: variables() against the document's variables`).toEqual(declared);
+    }
+  });
+
+  it('every route has a response schema and a body schema that compile, with refs to the components of its document', () => {
+    const ajv = new Ajv2020({ strict: false });
+    addFormats(ajv);
+    const V1 = 'https://table-service.test/v1';
+    const OPEN = 'https://table-service.test/open';
+    ajv.addSchema({ $id: V1, components: { schemas: v1Schemas } });
+    ajv.addSchema({ $id: OPEN, components: { schemas: openSchemas } });
+    const rebase = (s: unknown, id: string): unknown =>
+      Array.isArray(s) ? s.map((x) => rebase(x, id))
+        : s && typeof s === 'object'
+          ? Object.fromEntries(Object.entries(s).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? `${id}${v}` : rebase(v, id)]))
+          : s;
+    for (const route of routes) {
+      const id = route.family === 'v1' ? V1 : OPEN;
+      const where = `${route.method} ${route.path}`;
+      expect(route.response && typeof route.response === 'object' && Object.keys(route.response).length > 0, `${where}: response schema`).toBe(true);
+      expect(() => ajv.compile(rebase(route.response, id) as object), where).not.toThrow();
+      if (route.body) {
+        expect(route.body.type, where).toBe('object');
+        // v1 bodies refuse unknown keys; the token endpoint ignores them as RFC 6749 section 3.2 requires.
+        if (route.family === 'v1') expect(route.body.additionalProperties, `${where}: unknown body keys are refused`).toBe(false);
+        expect(() => ajv.compile(route.body!), where).not.toThrow();
+      }
+    }
+    for (const [name, s] of Object.entries(v1Schemas)) expect(() => ajv.compile(rebase(s, V1) as object), name).not.toThrow();
+    for (const [name, s] of Object.entries(openSchemas)) expect(() => ajv.compile(rebase(s, OPEN) as object), name).not.toThrow();
+  });
+});
+
+describe('the field-type registry', () => {
+  // Contract section 4: which operators apply to which types.
+  const ALL = [...FIELD_TYPE_NAMES];
+  const but = (...out: FieldTypeName[]) => ALL.filter((t) => !out.includes(t));
+  const TEXTS: FieldTypeName[] = ['text', 'long_text', 'email', 'url', 'phone'];
+  const CONTRACT: Record<Operator, FieldTypeName[]> = {
+    eq: but('multi_select', 'link'),
+    neq: but('multi_select', 'link'),
+    gt: ['number', 'rating', 'autonumber', 'date', 'created_time', 'last_modified_time', ...TEXTS],
+    gte: ['number', 'rating', 'autonumber', 'date', 'created_time', 'last_modified_time', ...TEXTS],
+    lt: ['number', 'rating', 'autonumber', 'date', 'created_time', 'last_modified_time', ...TEXTS],
+    lte: ['number', 'rating', 'autonumber', 'date', 'created_time', 'last_modified_time', ...TEXTS],
+    contains: TEXTS,
+    not_contains: TEXTS,
+    starts_with: TEXTS,
+    ends_with: TEXTS,
+    in: [...TEXTS, 'number', 'single_select', 'user'],
+    not_in: [...TEXTS, 'number', 'single_select', 'user'],
+    has_any: ['multi_select', 'link', 'user'],
+    has_all: ['multi_select', 'link', 'user'],
+    has_none: ['multi_select', 'link', 'user'],
+    is_empty: ALL,
+    is_not_empty: ALL,
+  };
+
+  it('lists the sixteen contract types', () => {
+    expect([...FIELD_TYPE_NAMES].sort()).toEqual([
+      'autonumber', 'checkbox', 'created_time', 'date', 'email', 'last_modified_time', 'link', 'long_text', 'multi_select',
+      'number', 'phone', 'rating', 'single_select', 'text', 'url', 'user',
+    ]);
+    expect(new Set(FIELD_TYPE_NAMES).size).toBe(FIELD_TYPE_NAMES.length);
+    expect(Object.keys(FIELD_TYPES).sort()).toEqual([...FIELD_TYPE_NAMES].sort());
+    expect(isFieldTypeName('text')).toBe(true);
+    expect(isFieldTypeName('toString')).toBe(false);
+    expect(isFieldTypeName('formula')).toBe(false);
+  });
+
+  it('registers every type name with its own name, a valid storage and only known operators', () => {
+    const storages = ['text', 'real', 'integer', 'json', 'link', 'system'];
+    for (const name of FIELD_TYPE_NAMES) {
+      const type = FIELD_TYPES[name];
+      expect(type, name).toBeDefined();
+      expect(type.name, name).toBe(name);
+      expect(storages, `${name}: storage`).toContain(type.storage);
+      if (type.storage === 'system') expect(['_seq', '_created_at', '_updated_at'], `${name}: systemColumn`).toContain(type.systemColumn);
+      else expect(type.systemColumn, `${name}: systemColumn`).toBeUndefined();
+      expect(type.operators.length, `${name}: operators`).toBeGreaterThan(0);
+      for (const op of type.operators) expect(OPERATORS as readonly string[], `${name}: operator ${op}`).toContain(op);
+      expect(new Set(type.operators).size, `${name}: repeated operator`).toBe(type.operators.length);
+      for (const fn of ['normalizeSettings', 'toStored', 'fromStored', 'convert'] as const) expect(typeof type[fn], `${name}.${fn}`).toBe('function');
+    }
+  });
+
+  it('makes exactly created_time, last_modified_time and autonumber read-only and system-stored', () => {
+    const readOnly = FIELD_TYPE_NAMES.filter((n) => FIELD_TYPES[n].readOnly === true).sort();
+    expect(readOnly).toEqual(['autonumber', 'created_time', 'last_modified_time']);
+    expect(FIELD_TYPE_NAMES.filter((n) => FIELD_TYPES[n].storage === 'system').sort()).toEqual(readOnly);
+    expect(FIELD_TYPES.created_time.systemColumn).toBe('_created_at');
+    expect(FIELD_TYPES.last_modified_time.systemColumn).toBe('_updated_at');
+    expect(FIELD_TYPES.autonumber.systemColumn).toBe('_seq');
+    expect(FIELD_TYPES.link.storage).toBe('link');
+  });
+
+  it('gives each type exactly the operators of the contract table', () => {
+    for (const name of FIELD_TYPE_NAMES) {
+      const expected = OPERATORS.filter((op) => CONTRACT[op].includes(name));
+      expect([...FIELD_TYPES[name].operators].sort(), name).toEqual([...expected].sort());
+    }
+  });
+});
+
+describe('error codes', () => {
+  // The codes of the v1 family (contract section 1); `satisfies` keeps them valid ErrorCodes at compile time.
+  const CONTRACT_STATUS = {
+    BAD_REQUEST: 400, UNAUTHORIZED: 401, FORBIDDEN: 403, NOT_FOUND: 404, METHOD_NOT_ALLOWED: 405, CONFLICT: 409,
+    PAYLOAD_TOO_LARGE: 413, RATE_LIMITED: 429, INTERNAL_ERROR: 500,
+  } as const satisfies Partial<Record<ErrorCode, number>>;
+
+  /** The members of the ErrorCode union, read from the source of src/errors.ts. */
+  function declaredCodes(): string[] {
+    const source = fs.readFileSync(path.resolve(here, '../src/errors.ts'), 'utf8');
+    const union = /export type ErrorCode\s*=([^;]+);/.exec(source);
+    if (!union) throw new Error('src/errors.ts no longer declares `export type ErrorCode = ...;`');
+    const body = union[1].replace(/\/\/[^\n]*/g, '').replace(/\/\*[\s\S]*?\*\//g, '');
+    return [...body.matchAll(/'([^']+)'|"([^"]+)"/g)].map((m) => m[1] ?? m[2]);
+  }
+
+  it('has a 4xx or 5xx status in STATUS_OF for every ErrorCode of src/errors.ts', () => {
+    const codes = declaredCodes();
+    expect(codes.length).toBeGreaterThanOrEqual(Object.keys(CONTRACT_STATUS).length);
+    expect(new Set(codes).size, 'a code is declared twice').toBe(codes.length);
+    expect(Object.keys(STATUS_OF).sort()).toEqual([...codes].sort());
+    for (const code of codes) {
+      const status = STATUS_OF[code as ErrorCode];
+      expect(Number.isInteger(status), `${code}: ${status}`).toBe(true);
+      expect(status >= 400 && status <= 599, `${code}: ${status}`).toBe(true);
+    }
+  });
+
+  it('gives the v1 family codes the statuses of the contract', () => {
+    expect(STATUS_OF).toMatchObject(CONTRACT_STATUS);
+    for (const code of Object.keys(CONTRACT_STATUS)) expect(code).toMatch(/^[A-Z]+(_[A-Z]+)*$/);
+  });
+
+  it('an AppError carries its code and status in its GraphQL extensions', () => {
+    for (const code of Object.keys(STATUS_OF) as ErrorCode[]) {
+      const e = new AppError(code, `m ${code}`, { details: [{ field: 'f', message: 'm' }] });
+      expect(e.code, code).toBe(code);
+      expect(e.status, code).toBe(STATUS_OF[code]);
+      expect(e.message, code).toBe(`m ${code}`);
+      expect(e.extensions, code).toEqual({ code, http: { status: STATUS_OF[code] }, details: [{ field: 'f', message: 'm' }] });
+    }
+    expect(new AppError('RATE_LIMITED', 'slow', { headers: { 'Retry-After': '3' } }).extensions).toEqual({
+      code: 'RATE_LIMITED', http: { status: 429, headers: { 'Retry-After': '3' } },
+    });
+  });
+});
+
+describe('/graphql', () => {
+  let c: TestClient;
+  let member: { id: string; token: string; defaultBaseId: string; email: string };
+  let tableId: string;
+  let recordId: string;
+  let fieldId: string;
+
+  beforeAll(async () => {
+    c = await makeApp();
+    member = await c.user('Gina');
+    tableId = await makeTable(c, [
+      { name: 'Name', type: 'text' },
+      { name: 'Size', type: 'number' },
+      { name: 'Kind', type: 'single_select', options: ['a', 'b'] },
+    ], { baseId: member.defaultBaseId, token: member.token, name: 'Things' });
+    const batch = await c.request('POST', `/api/v1/tables/${tableId}/records/batch`, {
+      token: member.token, body: { action: 'create', records: [{ fields: { Name: 'one', Size: 1, Kind: 'a' } }, { fields: { Name: 'two', Size: 2 } }] },
+    });
+    expect(batch.status).toBe(200);
+    recordId = batch.body.data.items[0].id;
+    const fields = await c.request('GET', `/api/v1/tables/${tableId}/fields`, { token: member.token });
+    fieldId = fields.body.data.items[0].id;
+  });
+  afterAll(() => c?.close());
+
+  /** Asserts a GraphQL answer with one error: its code, status (extensions and HTTP) and message. */
+  function expectGraphqlError(res: { status: number; body: any; headers: Headers }, code: ErrorCode, message: string) {
+    expect(res.status).toBe(STATUS_OF[code]);
+    expect(res.headers.get('content-type')).toMatch(/^application\/(graphql-response\+)?json/);
+    expect(res.headers.get('x-request-id')).toMatch(/^[A-Za-z0-9._-]{1,128}$/);
+    expect(res.body.data ?? null).toBeNull();
+    expect(res.body.errors).toHaveLength(1);
+    expect(res.body.errors[0]).toMatchObject({ message, extensions: { code, http: { status: STATUS_OF[code] } } });
+  }
+
+  it('answers NOT_FOUND / 404 for a missing table, with the message REST gives', async () => {
+    const gql = await c.graphql('{ table(id: "tblnope") { id } }');
+    expectGraphqlError(gql, 'NOT_FOUND', 'Table tblnope not found');
+    expect(gql.body.errors[0].path).toEqual(['table']);
+    const rest = await c.request('GET', '/api/v1/tables/tblnope');
+    expect(rest.status).toBe(404);
+    expect(rest.body.msg).toBe(gql.body.errors[0].message);
+  });
+
+  it('answers UNAUTHORIZED / 401 without a token and with a bad one', async () => {
+    expectGraphqlError(await c.graphql('{ me { id } }', undefined, null), 'UNAUTHORIZED', 'Authentication required');
+    expectGraphqlError(await c.graphql('{ me { id } }', undefined, 'not.a.jwt'), 'UNAUTHORIZED', 'The token is invalid');
+  });
+
+  it('answers FORBIDDEN / 403 under the same permission rules as REST', async () => {
+    const gql = await c.graphql('{ users { total } }', undefined, member.token);
+    expectGraphqlError(gql, 'FORBIDDEN', 'You do not have permission to do this');
+    const rest = await c.request('GET', '/api/v1/users', { token: member.token });
+    expect([rest.status, rest.body.error, rest.body.msg]).toEqual([403, 'FORBIDDEN', gql.body.errors[0].message]);
+  });
+
+  it('answers BAD_REQUEST / 400 with the details REST gives', async () => {
+    const gql = await c.graphql('mutation ($t: ID!, $f: JSON!) { createRecord(tableId: $t, fields: $f) { id } }', { t: tableId, f: { Size: 'big' } }, member.token);
+    expectGraphqlError(gql, 'BAD_REQUEST', 'field "Size": expected a number, got a string');
+    expect(gql.body.errors[0].extensions.details).toEqual([{ field: 'Size', message: 'field "Size": expected a number, got a string' }]);
+    const rest = await c.request('POST', `/api/v1/tables/${tableId}/records`, { token: member.token, body: { fields: { Size: 'big' } } });
+    expect(rest.status).toBe(400);
+    expect({ msg: rest.body.msg, details: rest.body.details }).toEqual({ msg: gql.body.errors[0].message, details: gql.body.errors[0].extensions.details });
+  });
+
+  it('answers CONFLICT / 409 for a duplicate table name', async () => {
+    const gql = await c.graphql(`mutation { createTable(baseId: "${member.defaultBaseId}", name: "Things") { id } }`, undefined, member.token);
+    expectGraphqlError(gql, 'CONFLICT', 'A table named "Things" already exists in this base');
+  });
+
+  it('gives a successful answer with data and no errors', async () => {
+    const res = await c.graphql('{ me { id email isAdmin } }', undefined, member.token);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ data: { me: { id: member.id, email: member.email, isAdmin: false } } });
+  });
+
+  it('gives the same data as REST for every GET route run as its own GraphQL document', async () => {
+    const params: Record<string, string> = { user_id: member.id, base_id: member.defaultBaseId, table_id: tableId, record_id: recordId, field_id: fieldId };
+    const getRoutes = v1Routes.filter((r) => r.method === 'GET');
+    expect(getRoutes.length).toBeGreaterThanOrEqual(10);
+    for (const route of getRoutes) {
+      const url = route.path.replace(/\{(\w+)\}/g, (_m, n: string) => params[n]);
+      // System-administrator routes run with the admin token, the others with the member's.
+      const token = route.path.startsWith('/api/v1/users') ? c.adminToken : member.token;
+      const rest = await c.request('GET', url, { token });
+      expect(rest.status, `${route.method} ${url}: ${JSON.stringify(rest.body)}`).toBe(200);
+      const variables = route.variables({ params, query: {}, body: {}, headers: new Headers() } as RouteRequest);
+      const gql = await c.graphql(route.document, variables, token);
+      expect(gql.status, route.path).toBe(200);
+      expect(gql.body.errors, route.path).toBeUndefined();
+      expect(route.result(gql.body.data), route.path).toEqual(rest.body.data);
+    }
+  });
+
+  it('a hand-written query and REST agree field by field', async () => {
+    const gql = await c.graphql(`{ table(id: "${tableId}") { id baseId name description createdAt updatedAt }
+      record(tableId: "${tableId}", id: "${recordId}") { id fields createdAt updatedAt } }`, undefined, member.token);
+    expect(gql.status).toBe(200);
+    const table = (await c.request('GET', `/api/v1/tables/${tableId}`, { token: member.token })).body.data;
+    const record = (await c.request('GET', `/api/v1/tables/${tableId}/records/${recordId}`, { token: member.token })).body.data;
+    expect(gql.body.data.table).toEqual({
+      id: table.id, baseId: table.base_id, name: table.name, description: table.description, createdAt: table.created_at, updatedAt: table.updated_at,
+    });
+    expect(table).toMatchObject({ id: tableId, base_id: member.defaultBaseId, name: 'Things' });
+    expect(gql.body.data.record).toEqual({ id: record.id, fields: record.fields, createdAt: record.created_at, updatedAt: record.updated_at });
+    expect(record.fields).toEqual({ Name: 'one', Size: 1, Kind: 'a' });
+  });
+
+  it('a write through GraphQL reads back identically through REST', async () => {
+    const gql = await c.graphql(
+      'mutation ($t: ID!, $f: JSON!) { createRecord(tableId: $t, fields: $f) { id fields createdAt updatedAt } }',
+      { t: tableId, f: { Name: 'three', Size: 3.5, Kind: 'b' } }, member.token,
+    );
+    expect(gql.status).toBe(200);
+    const created = gql.body.data.createRecord;
+    expect(created.fields).toEqual({ Name: 'three', Size: 3.5, Kind: 'b' });
+    const rest = await c.request('GET', `/api/v1/tables/${tableId}/records/${created.id}`, { token: member.token });
+    expect(rest.body.data).toEqual({ id: created.id, fields: created.fields, created_at: created.createdAt, updated_at: created.updatedAt });
+    const page = await c.request('GET', `/api/v1/tables/${tableId}/records`, { token: member.token });
+    expect(page.body.data.items.map((r: any) => r.fields.Name)).toEqual(['one', 'two', 'three']);
+  });
+});

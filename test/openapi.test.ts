@@ -1,0 +1,679 @@
+// The generated OpenAPI document of /api/v1 and /api/auth (contract sections 1 and 8): it is served, passes
+// a standard validator, lists every route of the route table, and real answers of every route, successes
+// and errors, conform to the schema the document gives for their path, method and status.
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// The v1 document covers the v1 part of the route table; the open family has its own document.
+import { v1Routes as routes } from '../rest-adapters/routes/index.js';
+import { ADMIN, makeApp, type TestClient, type TestResponse } from './helpers.js';
+
+// ajv-formats is CommonJS with a `default` property; take the plugin whichever way the loader hands it over.
+type FormatsPlugin = (ajv: Ajv2020) => Ajv2020;
+const addFormats: FormatsPlugin =
+  ((addFormatsModule as unknown as { default?: FormatsPlugin }).default ?? (addFormatsModule as unknown as FormatsPlugin));
+
+const DOC_ID = 'https://table-service.test/openapi.json';
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const TIME = expect.stringMatching(ISO);
+const MIB = 1024 * 1024;
+
+type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+interface CallOpts {
+  token?: string | null;
+  body?: unknown;
+  raw?: string;
+  headers?: Record<string, string>;
+  query?: string;
+}
+
+let c: TestClient;
+let doc: any;
+let ajv: Ajv2020;
+const validators = new Map<string, ValidateFunction>();
+/** `METHOD /path/template` of every route that gave a success answer that conformed. */
+const succeeded = new Set<string>();
+/** `METHOD /path/template STATUS` of every error answer that conformed. */
+const failed = new Set<string>();
+
+/** Points the document's local `#/components/...` refs at the components added to Ajv under DOC_ID. */
+function rebase(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(rebase);
+  if (schema && typeof schema === 'object') {
+    return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `${DOC_ID}${v}` : rebase(v)]));
+  }
+  return schema;
+}
+
+function responseSchema(method: string, template: string, status: number): unknown {
+  const operation = doc.paths[template]?.[method.toLowerCase()];
+  if (!operation) throw new Error(`the document has no operation ${method} ${template}`);
+  const response = operation.responses[String(status)];
+  if (!response) throw new Error(`the document does not list status ${status} for ${method} ${template}`);
+  const schema = response.content?.['application/json']?.schema;
+  if (!schema) throw new Error(`the document gives no application/json schema for ${method} ${template} ${status}`);
+  return schema;
+}
+
+function validatorFor(key: string, schema: unknown): ValidateFunction {
+  let v = validators.get(key);
+  if (!v) {
+    v = ajv.compile(rebase(schema) as object);
+    validators.set(key, v);
+  }
+  return v;
+}
+
+/** Throws unless the body conforms to the document's schema for that operation and status. */
+function assertConforms(method: string, template: string, res: TestResponse) {
+  const v = validatorFor(`${method} ${template} ${res.status}`, responseSchema(method, template, res.status));
+  if (!v(res.body)) {
+    throw new Error(`${method} ${template} ${res.status} does not conform to the document: ${ajv.errorsText(v.errors)}\nbody: ${JSON.stringify(res.body).slice(0, 2000)}`);
+  }
+}
+
+/** Throws unless the body is a v1 error envelope (components.schemas.Error). */
+function assertErrorSchema(res: TestResponse) {
+  const v = validatorFor('#Error', { $ref: '#/components/schemas/Error' });
+  if (!v(res.body)) throw new Error(`error body does not conform to Error: ${ajv.errorsText(v.errors)}\nbody: ${JSON.stringify(res.body)}`);
+}
+
+/** What every answer carries: JSON content type and an X-Request-Id repeated by a body's request_id. */
+function assertCommon(res: TestResponse, what: string) {
+  expect(res.headers.get('content-type'), `${what}: content-type`).toBe('application/json; charset=utf-8');
+  const id = res.headers.get('x-request-id');
+  expect(id, `${what}: X-Request-Id`).toMatch(REQUEST_ID);
+  if (res.body && typeof res.body === 'object' && 'request_id' in res.body) expect(res.body.request_id, `${what}: request_id`).toBe(id);
+}
+
+/** Calls a route by its path template, asserts the status, the common headers and conformance to the document. */
+async function call(method: Method, template: string, params: Record<string, string>, status: number, opts: CallOpts = {}): Promise<TestResponse> {
+  const url = template.replace(/\{(\w+)\}/g, (_m, name: string) => {
+    if (params[name] === undefined) throw new Error(`no value for {${name}}`);
+    return encodeURIComponent(params[name]);
+  }) + (opts.query ? `?${opts.query}` : '');
+  const res = await c.request(method, url, opts);
+  const what = `${method} ${url}`;
+  expect(res.status, `${what} answered ${JSON.stringify(res.body)?.slice(0, 500)}`).toBe(status);
+  assertCommon(res, what);
+  assertConforms(method, template, res);
+  if (status < 300) {
+    expect(res.body.code, what).toBe(0);
+    succeeded.add(`${method} ${template}`);
+  } else {
+    expect(res.body.code, what).toBe(status);
+    failed.add(`${method} ${template} ${status}`);
+  }
+  return res;
+}
+
+/** The exact v1 error envelope, with the request id taken from the header. */
+function errorBody(res: TestResponse, status: number, error: string, msg: unknown, details?: unknown) {
+  return {
+    code: status,
+    msg: msg instanceof RegExp ? expect.stringMatching(msg) : msg,
+    error,
+    data: null,
+    request_id: res.headers.get('x-request-id'),
+    ...(details === undefined ? {} : { details }),
+  };
+}
+
+/** `msg` is the exact message, a RegExp it matches, or an asymmetric matcher. */
+function expectError(res: TestResponse, status: number, error: string, msg: unknown, details?: unknown) {
+  expect(res.body).toEqual(errorBody(res, status, error, msg, details));
+}
+
+beforeAll(async () => {
+  c = await makeApp();
+  ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+});
+afterAll(() => c?.close());
+
+describe('the OpenAPI document', () => {
+  it('is served at /api/v1/openapi.json without a token and passes a standard OpenAPI validator', async () => {
+    const res = await c.request('GET', '/api/v1/openapi.json', { token: null });
+    expect(res.status).toBe(200);
+    assertCommon(res, 'GET /api/v1/openapi.json');
+    doc = res.body;
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info).toEqual({ title: 'Table Service API v1', version: expect.any(String) });
+    expect(doc.servers).toEqual([{ url: 'http://test.local' }]);
+    await expect(SwaggerParser.validate(structuredClone(doc))).resolves.toBeTruthy();
+    ajv.addSchema({ $id: DOC_ID, components: doc.components });
+  });
+
+  it('lists exactly the routes of the route table, each with its parameters, success status and security', () => {
+    const inDoc = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
+      .flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`))
+      .sort();
+    const inTable = routes.map((r) => `${r.method} ${r.path}`).sort();
+    expect(new Set(inTable).size, 'the route table has a duplicate method and path').toBe(inTable.length);
+    expect(inDoc).toEqual(inTable);
+
+    const operationIds = new Set<string>();
+    for (const route of routes) {
+      const op = doc.paths[route.path][route.method.toLowerCase()];
+      const where = `${route.method} ${route.path}`;
+      expect(op.summary, where).toBe(route.summary);
+      expect(operationIds.has(op.operationId), `${where}: duplicate operationId ${op.operationId}`).toBe(false);
+      operationIds.add(op.operationId);
+      const pathParams = op.parameters.filter((p: any) => p.in === 'path').map((p: any) => p.name);
+      expect(pathParams, where).toEqual([...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]));
+      const queryParams = op.parameters.filter((p: any) => p.in === 'query').map((p: any) => p.name);
+      expect(queryParams, where).toEqual(Object.keys(route.query ?? {}));
+      const success = String(route.status ?? 200);
+      expect(Object.keys(op.responses).sort(), where).toEqual([success, '400', '401', '403', '404', '405', '409', '413', '429', '500'].sort());
+      expect(op.responses[success].content['application/json'].schema.properties.data, where).toEqual(route.response);
+      expect(op.requestBody !== undefined, `${where}: requestBody`).toBe(route.body !== undefined);
+      if (route.auth === false) expect(op.security, where).toEqual([]);
+      else expect(op.security, where).toBeUndefined();
+    }
+    expect(doc.security).toEqual([{ bearer: [] }]);
+  });
+
+  it('its schemas can fail: a damaged answer does not conform', () => {
+    const user = { id: 'usr1', email: 'a@b.c', name: 'A', is_admin: false, default_base_id: null, created_at: '2024-01-01T00:00:00.000Z', updated_at: '2024-01-01T00:00:00.000Z' };
+    const ok = validatorFor('GET /api/v1/users/{user_id} 200', responseSchema('GET', '/api/v1/users/{user_id}', 200));
+    expect(ok({ code: 0, msg: 'success', data: user })).toBe(true);
+    expect(ok({ code: 0, msg: 'success', data: { ...user, email: undefined } })).toBe(false);
+    expect(ok({ code: 0, msg: 'success', data: { ...user, extra: 1 } })).toBe(false);
+    expect(ok({ code: 0, msg: 'success', data: { ...user, created_at: 'yesterday' } })).toBe(false);
+    expect(ok({ code: 1, msg: 'success', data: user })).toBe(false);
+    const err = validatorFor('GET /api/v1/users/{user_id} 404', responseSchema('GET', '/api/v1/users/{user_id}', 404));
+    expect(err({ code: 404, msg: 'x', error: 'NOT_FOUND', data: null, request_id: 'r' })).toBe(true);
+    expect(err({ code: 404, msg: 'x', error: 'NOT_FOUND', data: null })).toBe(false);
+  });
+});
+
+describe('answers conform to the document', () => {
+  const S: Record<string, string> = {};
+  let userToken = '';
+  let viewerToken = '';
+
+  it('auth: login, me, logout and their errors', async () => {
+    const login = await call('POST', '/api/auth/login', {}, 200, { token: null, body: { email: ADMIN.email, password: ADMIN.password } });
+    expect(login.body.data).toEqual({
+      token: expect.any(String), token_type: 'Bearer', expires_in: 86400,
+      user: { id: expect.stringMatching(/^usr/), email: ADMIN.email, name: expect.any(String), is_admin: true, default_base_id: expect.stringMatching(/^bse/), created_at: TIME, updated_at: TIME },
+    });
+    const token = login.body.data.token as string;
+    S.admin = login.body.data.user.id;
+
+    const me = await call('GET', '/api/auth/me', {}, 200, { token });
+    expect(me.body).toEqual({ code: 0, msg: 'success', data: login.body.data.user });
+
+    const wrong = await call('POST', '/api/auth/login', {}, 401, { token: null, body: { email: ADMIN.email, password: 'not-the-password' } });
+    expectError(wrong, 401, 'UNAUTHORIZED', 'Wrong email or password');
+    const unknown = await call('POST', '/api/auth/login', {}, 401, { token: null, body: { email: 'nobody@test.local', password: 'not-the-password' } });
+    expectError(unknown, 401, 'UNAUTHORIZED', 'Wrong email or password');
+
+    const missing = await call('POST', '/api/auth/login', {}, 400, { token: null, body: { email: ADMIN.email } });
+    expectError(missing, 400, 'BAD_REQUEST', '"password" is required', [{ field: 'password', message: '"password" is required' }]);
+    const extra = await call('POST', '/api/auth/login', {}, 400, { token: null, body: { email: ADMIN.email, password: 'x', remember: true } });
+    expectError(extra, 400, 'BAD_REQUEST', 'unknown property "remember"', [{ field: 'remember', message: 'unknown property "remember"' }]);
+    const malformed = await call('POST', '/api/auth/login', {}, 400, { token: null, raw: '{"email":', headers: { 'content-type': 'application/json' } });
+    expectError(malformed, 400, 'BAD_REQUEST', /^Malformed JSON body/);
+
+    const anonymous = await call('GET', '/api/auth/me', {}, 401, { token: null });
+    expectError(anonymous, 401, 'UNAUTHORIZED', 'Authentication required');
+    const garbage = await call('GET', '/api/auth/me', {}, 401, { token: 'not.a.jwt' });
+    expectError(garbage, 401, 'UNAUTHORIZED', 'The token is invalid');
+    const scheme = await call('GET', '/api/auth/me', {}, 401, { token: null, headers: { authorization: 'Basic YTpi' } });
+    expectError(scheme, 401, 'UNAUTHORIZED', 'The Authorization header must be "Bearer <token>"');
+
+    const logout = await call('POST', '/api/auth/logout', {}, 200, { token });
+    expect(logout.body).toEqual({ code: 0, msg: 'success', data: { logged_out: true } });
+    const revoked = await call('GET', '/api/auth/me', {}, 401, { token });
+    expectError(revoked, 401, 'UNAUTHORIZED', 'The token has been revoked');
+    const again = await call('POST', '/api/auth/logout', {}, 401, { token });
+    expectError(again, 401, 'UNAUTHORIZED', 'The token has been revoked');
+    // The admin token of the other tests still works.
+    await call('GET', '/api/auth/me', {}, 200);
+  });
+
+  it('users: list, create, read, update, delete and their errors', async () => {
+    const created = await call('POST', '/api/v1/users', {}, 201, { body: { email: 'Ola@Test.Local', name: 'Ola', password: 'password-123' } });
+    const ola = created.body.data;
+    expect(ola).toEqual({
+      id: expect.stringMatching(/^usr/), email: 'ola@test.local', name: 'Ola', is_admin: false,
+      default_base_id: expect.stringMatching(/^bse/), created_at: TIME, updated_at: TIME,
+    });
+    S.user = ola.id;
+    S.userBase = ola.default_base_id;
+    userToken = (await call('POST', '/api/auth/login', {}, 200, { token: null, body: { email: 'ola@test.local', password: 'password-123' } })).body.data.token;
+
+    const viewer = await call('POST', '/api/v1/users', {}, 201, { body: { email: 'vic@test.local', name: 'Vic', password: 'password-123', is_admin: false } });
+    S.viewer = viewer.body.data.id;
+    viewerToken = (await call('POST', '/api/auth/login', {}, 200, { token: null, body: { email: 'vic@test.local', password: 'password-123' } })).body.data.token;
+
+    const list = await call('GET', '/api/v1/users', {}, 200, { query: 'page=1&page_size=2' });
+    expect(list.body.data).toEqual({ items: [expect.objectContaining({ id: S.admin }), ola], total: 3, page: 1, page_size: 2 });
+    const page2 = await call('GET', '/api/v1/users', {}, 200, { query: 'page=2&page_size=2' });
+    expect(page2.body.data.items.map((u: any) => u.id)).toEqual([S.viewer]);
+
+    const one = await call('GET', '/api/v1/users/{user_id}', { user_id: S.user }, 200);
+    expect(one.body.data).toEqual(ola);
+
+    const renamed = await call('PUT', '/api/v1/users/{user_id}', { user_id: S.user }, 200, { body: { name: 'Ola N.' } });
+    expect(renamed.body.data).toEqual({ ...ola, name: 'Ola N.', updated_at: TIME });
+
+    const dup = await call('POST', '/api/v1/users', {}, 409, { body: { email: 'vic@test.local', name: 'Other', password: 'password-123' } });
+    expectError(dup, 409, 'CONFLICT', 'A user with email vic@test.local already exists');
+    const noName = await call('POST', '/api/v1/users', {}, 400, { body: { email: 'x@test.local', password: 'password-123' } });
+    expectError(noName, 400, 'BAD_REQUEST', '"name" is required', [{ field: 'name', message: '"name" is required' }]);
+    const badType = await call('PUT', '/api/v1/users/{user_id}', { user_id: S.user }, 400, { body: { is_admin: 'yes' } });
+    expectError(badType, 400, 'BAD_REQUEST', '"is_admin" must be boolean', [{ field: 'is_admin', message: '"is_admin" must be boolean' }]);
+    const lastAdmin = await call('DELETE', '/api/v1/users/{user_id}', { user_id: S.admin }, 409);
+    expectError(lastAdmin, 409, 'CONFLICT', 'The last system administrator cannot be deleted');
+
+    const forbidden = await call('GET', '/api/v1/users', {}, 403, { token: userToken });
+    expectError(forbidden, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const forbiddenWrite = await call('POST', '/api/v1/users', {}, 403, { token: userToken, body: { email: 'y@test.local', name: 'Y', password: 'password-123' } });
+    expectError(forbiddenWrite, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const anonymous = await call('GET', '/api/v1/users/{user_id}', { user_id: S.user }, 401, { token: null });
+    expectError(anonymous, 401, 'UNAUTHORIZED', 'Authentication required');
+
+    const temp = await call('POST', '/api/v1/users', {}, 201, { body: { email: 'temp@test.local', name: 'Temp', password: 'password-123' } });
+    const gone = await call('DELETE', '/api/v1/users/{user_id}', { user_id: temp.body.data.id }, 200);
+    expect(gone.body).toEqual({ code: 0, msg: 'success', data: { id: temp.body.data.id, deleted: true } });
+    const missing = await call('GET', '/api/v1/users/{user_id}', { user_id: temp.body.data.id }, 404);
+    expectError(missing, 404, 'NOT_FOUND', expect.stringContaining(temp.body.data.id));
+    await call('DELETE', '/api/v1/users/{user_id}', { user_id: temp.body.data.id }, 404);
+  });
+
+  it('bases and members: list, create, read, update, members, delete and their errors', async () => {
+    const created = await call('POST', '/api/v1/bases', {}, 201, { token: userToken, body: { name: 'Projects', description: 'Work' } });
+    const base = created.body.data;
+    expect(base).toEqual({ id: expect.stringMatching(/^bse/), name: 'Projects', description: 'Work', role: 'owner', created_at: TIME, updated_at: TIME });
+    S.base = base.id;
+    const bare = await call('POST', '/api/v1/bases', {}, 201, { token: userToken, body: { name: 'Scratch' } });
+    expect(bare.body.data).toMatchObject({ name: 'Scratch', description: '', role: 'owner' });
+
+    const list = await call('GET', '/api/v1/bases', {}, 200, { token: userToken });
+    expect(list.body.data).toEqual({
+      items: [expect.objectContaining({ id: S.userBase, name: 'My base', role: 'owner' }), base, bare.body.data], total: 3, page: 1, page_size: 20,
+    });
+    const one = await call('GET', '/api/v1/bases/{base_id}', { base_id: S.base }, 200, { token: userToken });
+    expect(one.body.data).toEqual(base);
+    const updated = await call('PUT', '/api/v1/bases/{base_id}', { base_id: S.base }, 200, { token: userToken, body: { name: 'Projects 2', description: 'Work and more' } });
+    expect(updated.body.data).toEqual({ ...base, name: 'Projects 2', description: 'Work and more', updated_at: TIME });
+    S.baseName = 'Projects 2';
+
+    const members = await call('GET', '/api/v1/bases/{base_id}/members', { base_id: S.base }, 200, { token: userToken });
+    expect(members.body.data).toEqual([{ user_id: S.user, email: 'ola@test.local', name: 'Ola N.', role: 'owner', created_at: TIME }]);
+    const added = await call('PUT', '/api/v1/bases/{base_id}/members/{user_id}', { base_id: S.base, user_id: S.viewer }, 200, { token: userToken, body: { role: 'editor' } });
+    expect(added.body.data).toEqual({ user_id: S.viewer, email: 'vic@test.local', name: 'Vic', role: 'editor', created_at: TIME });
+    const changed = await call('PUT', '/api/v1/bases/{base_id}/members/{user_id}', { base_id: S.base, user_id: S.viewer }, 200, { token: userToken, body: { role: 'viewer' } });
+    expect(changed.body.data).toMatchObject({ user_id: S.viewer, role: 'viewer' });
+    const both = await call('GET', '/api/v1/bases/{base_id}/members', { base_id: S.base }, 200, { token: viewerToken });
+    expect(both.body.data.map((m: any) => [m.user_id, m.role])).toEqual([[S.user, 'owner'], [S.viewer, 'viewer']]);
+
+    const badRole = await call('PUT', '/api/v1/bases/{base_id}/members/{user_id}', { base_id: S.base, user_id: S.viewer }, 400, { token: userToken, body: { role: 'boss' } });
+    expectError(badRole, 400, 'BAD_REQUEST', '"role" must be equal to one of the allowed values', [{ field: 'role', message: '"role" must be equal to one of the allowed values' }]);
+    const noName = await call('POST', '/api/v1/bases', {}, 400, { token: userToken, body: { description: 'x' } });
+    expectError(noName, 400, 'BAD_REQUEST', '"name" is required', [{ field: 'name', message: '"name" is required' }]);
+    const blank = await call('POST', '/api/v1/bases', {}, 400, { token: userToken, body: { name: '  ' } });
+    expectError(blank, 400, 'BAD_REQUEST', 'name must be 1 to 255 characters', [{ field: 'name', message: 'must be 1 to 255 characters' }]);
+    const viewerWrite = await call('PUT', '/api/v1/bases/{base_id}', { base_id: S.base }, 403, { token: viewerToken, body: { name: 'Mine' } });
+    expectError(viewerWrite, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const outsider = await call('GET', '/api/v1/bases/{base_id}', { base_id: S.userBase }, 403, { token: viewerToken });
+    expectError(outsider, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const missing = await call('GET', '/api/v1/bases/{base_id}', { base_id: 'bsenope' }, 404, { token: userToken });
+    expectError(missing, 404, 'NOT_FOUND', 'Base bsenope not found');
+    const lastOwner = await call('DELETE', '/api/v1/bases/{base_id}/members/{user_id}', { base_id: S.base, user_id: S.user }, 409, { token: userToken });
+    expectError(lastOwner, 409, 'CONFLICT', 'A base must keep at least one owner');
+
+    const removed = await call('DELETE', '/api/v1/bases/{base_id}/members/{user_id}', { base_id: bare.body.data.id, user_id: S.user }, 409, { token: userToken });
+    expectError(removed, 409, 'CONFLICT', 'A base must keep at least one owner');
+    await call('PUT', '/api/v1/bases/{base_id}/members/{user_id}', { base_id: bare.body.data.id, user_id: S.viewer }, 200, { token: userToken, body: { role: 'editor' } });
+    const out = await call('DELETE', '/api/v1/bases/{base_id}/members/{user_id}', { base_id: bare.body.data.id, user_id: S.viewer }, 200, { token: userToken });
+    expect(out.body).toEqual({ code: 0, msg: 'success', data: { user_id: S.viewer, removed: true } });
+
+    const deleted = await call('DELETE', '/api/v1/bases/{base_id}', { base_id: bare.body.data.id }, 200, { token: userToken });
+    expect(deleted.body).toEqual({ code: 0, msg: 'success', data: { id: bare.body.data.id, deleted: true } });
+    const deletedAgain = await call('DELETE', '/api/v1/bases/{base_id}', { base_id: bare.body.data.id }, 404, { token: userToken });
+    expectError(deletedAgain, 404, 'NOT_FOUND', `Base ${bare.body.data.id} not found`);
+  });
+
+  // PUT bodies name only the keys that change (contract: "absent keys stay as they are").
+  it('PUT of a base with only a description keeps its name', async () => {
+    const res = await call('PUT', '/api/v1/bases/{base_id}', { base_id: S.base }, 200, { token: userToken, body: { description: 'Only the description' } });
+    expect(res.body.data).toMatchObject({ id: S.base, name: S.baseName, description: 'Only the description' });
+  });
+
+  it('PUT of a base with only a name keeps its description', async () => {
+    const before = (await call('GET', '/api/v1/bases/{base_id}', { base_id: S.base }, 200, { token: userToken })).body.data;
+    const res = await call('PUT', '/api/v1/bases/{base_id}', { base_id: S.base }, 200, { token: userToken, body: { name: S.baseName } });
+    expect(res.body.data).toMatchObject({ id: S.base, name: S.baseName, description: before.description });
+    expect(before.description).not.toBe('');
+  });
+
+  it('PUT of a table with only a description keeps its name', async () => {
+    const scratch = await call('POST', '/api/v1/tables', {}, 201, { token: userToken, body: { base_id: S.userBase, name: 'Partial 1', description: 'd' } });
+    const res = await call('PUT', '/api/v1/tables/{table_id}', { table_id: scratch.body.data.id }, 200, { token: userToken, body: { description: 'Only the description' } });
+    expect(res.body.data).toMatchObject({ id: scratch.body.data.id, name: 'Partial 1', description: 'Only the description' });
+  });
+
+  it('PUT of a table with only a name keeps its description', async () => {
+    const scratch = await call('POST', '/api/v1/tables', {}, 201, { token: userToken, body: { base_id: S.userBase, name: 'Partial 2', description: 'kept' } });
+    const res = await call('PUT', '/api/v1/tables/{table_id}', { table_id: scratch.body.data.id }, 200, { token: userToken, body: { name: 'Partial 2b' } });
+    expect(res.body.data).toMatchObject({ id: scratch.body.data.id, name: 'Partial 2b', description: 'kept' });
+  });
+
+  it('tables and fields: list, create, read, update, delete and their errors', async () => {
+    const other = await call('POST', '/api/v1/tables', {}, 201, { token: userToken, body: { base_id: S.base, name: 'Clients', fields: [{ name: 'Name', type: 'text' }] } });
+    S.clients = other.body.data.id;
+    const created = await call('POST', '/api/v1/tables', {}, 201, {
+      token: userToken,
+      body: {
+        base_id: S.base, name: 'Tasks', description: 'All tasks',
+        fields: [
+          { name: 'Name', type: 'text', required: true, indexed: true },
+          { name: 'Notes', type: 'long_text' },
+          { name: 'Budget', type: 'number', config: { precision: 2 } },
+          { name: 'Due', type: 'date' },
+          { name: 'Status', type: 'single_select', options: ['todo', 'doing', 'done'] },
+          { name: 'Tags', type: 'multi_select', options: ['a', 'b', 'c'] },
+          { name: 'Done', type: 'checkbox' },
+          { name: 'Owner', type: 'user' },
+          { name: 'Client', type: 'link', config: { table_id: S.clients } },
+          { name: 'Email', type: 'email' },
+          { name: 'Site', type: 'url' },
+          { name: 'Phone', type: 'phone' },
+          { name: 'Score', type: 'rating', config: { max: 10 } },
+          { name: 'Created', type: 'created_time' },
+          { name: 'Modified', type: 'last_modified_time' },
+          { name: 'No', type: 'autonumber' },
+        ],
+      },
+    });
+    const table = created.body.data;
+    expect(table).toEqual({ id: expect.stringMatching(/^tbl/), base_id: S.base, name: 'Tasks', description: 'All tasks', created_at: TIME, updated_at: TIME });
+    S.table = table.id;
+
+    const list = await call('GET', '/api/v1/tables', {}, 200, { token: userToken, query: `base_id=${S.base}` });
+    expect(list.body.data).toEqual({ items: [other.body.data, table], total: 2, page: 1, page_size: 20 });
+    const everywhere = await call('GET', '/api/v1/tables', {}, 200, { token: viewerToken });
+    expect(everywhere.body.data.items.map((t: any) => t.id)).toEqual([S.clients, S.table]);
+    const one = await call('GET', '/api/v1/tables/{table_id}', { table_id: S.table }, 200, { token: viewerToken });
+    expect(one.body.data).toEqual(table);
+    const renamed = await call('PUT', '/api/v1/tables/{table_id}', { table_id: S.table }, 200, { token: userToken, body: { name: 'Task list', description: 'Every task' } });
+    expect(renamed.body.data).toEqual({ ...table, name: 'Task list', description: 'Every task', updated_at: TIME });
+
+    const fields = await call('GET', '/api/v1/tables/{table_id}/fields', { table_id: S.table }, 200, { token: viewerToken });
+    expect(fields.body.data).toMatchObject({ total: 16, page: 1, page_size: 50 });
+    expect(fields.body.data.items.map((f: any) => [f.name, f.type])).toEqual([
+      ['Name', 'text'], ['Notes', 'long_text'], ['Budget', 'number'], ['Due', 'date'], ['Status', 'single_select'], ['Tags', 'multi_select'],
+      ['Done', 'checkbox'], ['Owner', 'user'], ['Client', 'link'], ['Email', 'email'], ['Site', 'url'], ['Phone', 'phone'], ['Score', 'rating'],
+      ['Created', 'created_time'], ['Modified', 'last_modified_time'], ['No', 'autonumber'],
+    ]);
+    const byName = Object.fromEntries(fields.body.data.items.map((f: any) => [f.name, f]));
+    expect(byName.Name).toEqual({ id: expect.stringMatching(/^fld/), table_id: S.table, name: 'Name', type: 'text', required: true, options: null, config: {}, indexed: true });
+    expect(byName.Status).toMatchObject({ options: ['todo', 'doing', 'done'], config: {} });
+    expect(byName.Client).toMatchObject({ options: null, config: { table_id: S.clients } });
+    expect(byName.Budget.config).toEqual({ precision: 2 });
+    expect(byName.Score.config).toEqual({ max: 10 });
+    const paged = await call('GET', '/api/v1/tables/{table_id}/fields', { table_id: S.table }, 200, { token: viewerToken, query: 'page=2&page_size=10' });
+    expect(paged.body.data.items.map((f: any) => f.name)).toEqual(['Site', 'Phone', 'Score', 'Created', 'Modified', 'No']);
+
+    const added = await call('POST', '/api/v1/tables/{table_id}/fields', { table_id: S.table }, 201, { token: userToken, body: { name: 'Priority', type: 'single_select', options: ['low', 'high'] } });
+    expect(added.body.data).toEqual({ id: expect.stringMatching(/^fld/), table_id: S.table, name: 'Priority', type: 'single_select', required: false, options: ['low', 'high'], config: {}, indexed: false });
+    const changed = await call('PUT', '/api/v1/tables/{table_id}/fields/{field_id}', { table_id: S.table, field_id: added.body.data.id }, 200, {
+      token: userToken, body: { name: 'Urgency', options: ['low', 'mid', 'high'], indexed: true },
+    });
+    expect(changed.body.data).toEqual({ ...added.body.data, name: 'Urgency', options: ['low', 'mid', 'high'], indexed: true });
+    const dropped = await call('DELETE', '/api/v1/tables/{table_id}/fields/{field_id}', { table_id: S.table, field_id: added.body.data.id }, 200, { token: userToken });
+    expect(dropped.body).toEqual({ code: 0, msg: 'success', data: { id: added.body.data.id, deleted: true } });
+
+    const dupTable = await call('POST', '/api/v1/tables', {}, 409, { token: userToken, body: { base_id: S.base, name: 'Clients' } });
+    expectError(dupTable, 409, 'CONFLICT', 'A table named "Clients" already exists in this base');
+    const dupField = await call('POST', '/api/v1/tables/{table_id}/fields', { table_id: S.table }, 409, { token: userToken, body: { name: 'Notes', type: 'text' } });
+    expectError(dupField, 409, 'CONFLICT', 'A field named "Notes" already exists in this table');
+    const noType = await call('POST', '/api/v1/tables/{table_id}/fields', { table_id: S.table }, 400, { token: userToken, body: { name: 'X' } });
+    expectError(noType, 400, 'BAD_REQUEST', '"type" is required', [{ field: 'type', message: '"type" is required' }]);
+    const badFieldInTable = await call('POST', '/api/v1/tables', {}, 400, { token: userToken, body: { base_id: S.base, name: 'Broken', fields: [{ name: 'A', type: 'text' }, { name: 'B' }] } });
+    expectError(badFieldInTable, 400, 'BAD_REQUEST', '"fields.1.type" is required', [{ field: 'fields.1.type', message: '"fields.1.type" is required' }]);
+    const viewerField = await call('POST', '/api/v1/tables/{table_id}/fields', { table_id: S.table }, 403, { token: viewerToken, body: { name: 'X', type: 'text' } });
+    expectError(viewerField, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const viewerTable = await call('DELETE', '/api/v1/tables/{table_id}', { table_id: S.table }, 403, { token: viewerToken });
+    expectError(viewerTable, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const missing = await call('GET', '/api/v1/tables/{table_id}', { table_id: 'tblnope' }, 404, { token: userToken });
+    expectError(missing, 404, 'NOT_FOUND', 'Table tblnope not found');
+    const missingFields = await call('GET', '/api/v1/tables/{table_id}/fields', { table_id: 'tblnope' }, 404, { token: userToken });
+    expectError(missingFields, 404, 'NOT_FOUND', 'Table tblnope not found');
+    const badPage = await call('GET', '/api/v1/tables/{table_id}/fields', { table_id: S.table }, 400, { token: userToken, query: 'page=abc' });
+    expectError(badPage, 400, 'BAD_REQUEST', 'page must be a positive integer', [{ field: 'page', message: 'must be a positive integer' }]);
+
+    const scratch = await call('POST', '/api/v1/tables', {}, 201, { token: userToken, body: { base_id: S.base, name: 'Scratch' } });
+    const gone = await call('DELETE', '/api/v1/tables/{table_id}', { table_id: scratch.body.data.id }, 200, { token: userToken });
+    expect(gone.body).toEqual({ code: 0, msg: 'success', data: { id: scratch.body.data.id, deleted: true } });
+    await call('GET', '/api/v1/tables/{table_id}', { table_id: scratch.body.data.id }, 404, { token: userToken });
+  });
+
+  it('records: list, create, read, update, delete, batches and their errors', async () => {
+    const t = { table_id: S.table };
+    const client = await call('POST', '/api/v1/tables/{table_id}/records', { table_id: S.clients }, 201, { token: userToken, body: { fields: { Name: 'ACME' } } });
+    const clientId = client.body.data.id;
+
+    const created = await call('POST', '/api/v1/tables/{table_id}/records', t, 201, {
+      token: userToken,
+      body: {
+        fields: {
+          Name: 'Write spec', Notes: 'Long\ntext', Budget: 12.345, Due: '2024-05-01', Status: 'doing', Tags: ['a', 'c'], Done: true,
+          Owner: S.viewer, Client: [clientId], Email: 'ola@test.local', Site: 'https://example.com/x', Phone: '+1 (555) 010-0100', Score: 7,
+        },
+      },
+    });
+    const record = created.body.data;
+    expect(record).toEqual({
+      id: expect.stringMatching(/^rec/), created_at: TIME, updated_at: record.created_at,
+      fields: {
+        Name: 'Write spec', Notes: 'Long\ntext', Budget: 12.35, Due: '2024-05-01', Status: 'doing', Tags: ['a', 'c'], Done: true,
+        Owner: S.viewer, Client: [clientId], Email: 'ola@test.local', Site: 'https://example.com/x', Phone: '+1 (555) 010-0100', Score: 7,
+        Created: record.created_at, Modified: record.created_at, No: 1,
+      },
+    });
+    const empty = await call('POST', '/api/v1/tables/{table_id}/records', t, 201, { token: userToken, body: { fields: { Name: 'Empty one' } } });
+    S.empty = empty.body.data.id;
+    // Client (link) is checked on its own below.
+    expect({ ...empty.body.data.fields, Client: null }).toEqual({
+      Name: 'Empty one', Notes: null, Budget: null, Due: null, Status: null, Tags: null, Done: false, Owner: null, Client: null,
+      Email: null, Site: null, Phone: null, Score: null, Created: empty.body.data.created_at, Modified: empty.body.data.created_at, No: 2,
+    });
+
+    const one = await call('GET', '/api/v1/tables/{table_id}/records/{record_id}', { ...t, record_id: record.id }, 200, { token: viewerToken });
+    expect(one.body.data).toEqual(record);
+    const updated = await call('PUT', '/api/v1/tables/{table_id}/records/{record_id}', { ...t, record_id: record.id }, 200, { token: userToken, body: { fields: { Status: 'done', Tags: null } } });
+    expect(updated.body.data).toEqual({
+      ...record, updated_at: TIME, fields: { ...record.fields, Status: 'done', Tags: null, Modified: updated.body.data.updated_at },
+    });
+
+    const list = await call('GET', '/api/v1/tables/{table_id}/records', t, 200, { token: viewerToken });
+    expect(list.body.data).toEqual({ items: [updated.body.data, empty.body.data], total: 2, page: 1, page_size: 20 });
+    const filter = encodeURIComponent(JSON.stringify({ conjunction: 'and', conditions: [{ field: 'Status', operator: 'eq', value: 'done' }] }));
+    const sort = encodeURIComponent(JSON.stringify([{ field: 'No', direction: 'desc' }]));
+    const filtered = await call('GET', '/api/v1/tables/{table_id}/records', t, 200, { token: viewerToken, query: `filter=${filter}&sort=${sort}&page_size=1` });
+    expect(filtered.body.data).toEqual({ items: [updated.body.data], total: 1, page: 1, page_size: 1 });
+    const sorted = await call('GET', '/api/v1/tables/{table_id}/records', t, 200, { token: viewerToken, query: `sort=${sort}` });
+    expect(sorted.body.data.items.map((r: any) => r.id)).toEqual([empty.body.data.id, record.id]);
+
+    const batch = await call('POST', '/api/v1/tables/{table_id}/records/batch', t, 200, {
+      token: userToken, body: { action: 'create', records: [{ fields: { Name: 'b1', Score: 1 } }, { fields: { Name: 'b2', Score: 2 } }] },
+    });
+    expect(batch.body.data.items.map((r: any) => [r.fields.Name, r.fields.Score, r.fields.No])).toEqual([['b1', 1, 3], ['b2', 2, 4]]);
+    const ids = batch.body.data.items.map((r: any) => r.id);
+    const batchUpdate = await call('POST', '/api/v1/tables/{table_id}/records/batch', t, 200, {
+      token: userToken, body: { action: 'update', records: [{ id: ids[0], fields: { Score: 5 } }, { id: ids[1], fields: { Done: true } }] },
+    });
+    expect(batchUpdate.body.data.items.map((r: any) => [r.id, r.fields.Score, r.fields.Done])).toEqual([[ids[0], 5, false], [ids[1], 2, true]]);
+    const batchDelete = await call('POST', '/api/v1/tables/{table_id}/records/batch', t, 200, { token: userToken, body: { action: 'delete', records: ids.map((id: string) => ({ id })) } });
+    expect(batchDelete.body).toEqual({ code: 0, msg: 'success', data: { deleted: ids } });
+
+    const wrongValue = await call('POST', '/api/v1/tables/{table_id}/records', t, 400, { token: userToken, body: { fields: { Name: 'x', Budget: 'lots' } } });
+    expectError(wrongValue, 400, 'BAD_REQUEST', /Budget/, [{ field: 'Budget', message: 'field "Budget": expected a number, got a string' }]);
+    const unknownField = await call('POST', '/api/v1/tables/{table_id}/records', t, 400, { token: userToken, body: { fields: { Name: 'x', Nope: 1 } } });
+    expect(unknownField.body).toMatchObject({ error: 'BAD_REQUEST', details: [expect.objectContaining({ field: 'Nope' })] });
+    const readOnly = await call('PUT', '/api/v1/tables/{table_id}/records/{record_id}', { ...t, record_id: record.id }, 400, { token: userToken, body: { fields: { No: 9 } } });
+    expect(readOnly.body).toMatchObject({ error: 'BAD_REQUEST', details: [expect.objectContaining({ field: 'No' })] });
+    const requiredMissing = await call('POST', '/api/v1/tables/{table_id}/records', t, 400, { token: userToken, body: { fields: { Notes: 'no name' } } });
+    expect(requiredMissing.body).toMatchObject({ error: 'BAD_REQUEST', details: [expect.objectContaining({ field: 'Name' })] });
+    const noFields = await call('POST', '/api/v1/tables/{table_id}/records', t, 400, { token: userToken, body: {} });
+    expectError(noFields, 400, 'BAD_REQUEST', '"fields" is required', [{ field: 'fields', message: '"fields" is required' }]);
+    const badBatch = await call('POST', '/api/v1/tables/{table_id}/records/batch', t, 400, { token: userToken, body: { action: 'create', records: [{ fields: { Name: 'ok' } }, { fields: { Score: 99 } }] } });
+    expect(badBatch.body).toMatchObject({ error: 'BAD_REQUEST', details: [expect.objectContaining({ index: 1 })] });
+    const badAction = await call('POST', '/api/v1/tables/{table_id}/records/batch', t, 400, { token: userToken, body: { action: 'upsert', records: [] } });
+    expectError(badAction, 400, 'BAD_REQUEST', '"action" must be equal to one of the allowed values', [{ field: 'action', message: '"action" must be equal to one of the allowed values' }]);
+    const badFilter = await call('GET', '/api/v1/tables/{table_id}/records', t, 400, { token: userToken, query: 'filter=%7Bnot-json' });
+    expect(badFilter.body).toMatchObject({ error: 'BAD_REQUEST', msg: expect.stringContaining('filter') });
+    const badSort = await call('GET', '/api/v1/tables/{table_id}/records', t, 400, { token: userToken, query: `sort=${encodeURIComponent(JSON.stringify([{ field: 'Name', direction: 'up' }]))}` });
+    expect(badSort.body).toMatchObject({ error: 'BAD_REQUEST', msg: expect.stringContaining('sort') });
+    const missingBatch = await call('POST', '/api/v1/tables/{table_id}/records/batch', t, 404, { token: userToken, body: { action: 'delete', records: [{ id: record.id }, { id: 'recnope' }] } });
+    expect(missingBatch.body).toMatchObject({ error: 'NOT_FOUND', details: [expect.objectContaining({ index: 1 })] });
+    await call('GET', '/api/v1/tables/{table_id}/records/{record_id}', { ...t, record_id: record.id }, 200, { token: userToken });
+
+    const viewerWrite = await call('POST', '/api/v1/tables/{table_id}/records', t, 403, { token: viewerToken, body: { fields: { Name: 'x' } } });
+    expectError(viewerWrite, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const viewerBatch = await call('POST', '/api/v1/tables/{table_id}/records/batch', t, 403, { token: viewerToken, body: { action: 'delete', records: [{ id: record.id }] } });
+    expectError(viewerBatch, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const anonymous = await call('GET', '/api/v1/tables/{table_id}/records', t, 401, { token: null });
+    expectError(anonymous, 401, 'UNAUTHORIZED', 'Authentication required');
+    const noRecord = await call('GET', '/api/v1/tables/{table_id}/records/{record_id}', { ...t, record_id: 'recnope' }, 404, { token: userToken });
+    expect(noRecord.body).toMatchObject({ error: 'NOT_FOUND', msg: expect.stringContaining('recnope') });
+    const noTable = await call('POST', '/api/v1/tables/{table_id}/records', { table_id: 'tblnope' }, 404, { token: userToken, body: { fields: {} } });
+    expectError(noTable, 404, 'NOT_FOUND', 'Table tblnope not found');
+
+    const del = await call('DELETE', '/api/v1/tables/{table_id}/records/{record_id}', { ...t, record_id: empty.body.data.id }, 200, { token: userToken });
+    expect(del.body).toEqual({ code: 0, msg: 'success', data: { id: empty.body.data.id, deleted: true } });
+    await call('DELETE', '/api/v1/tables/{table_id}/records/{record_id}', { ...t, record_id: empty.body.data.id }, 404, { token: userToken });
+  });
+
+  it('an empty link field reads as null, like every other empty value but checkbox', async () => {
+    const t = { table_id: S.table };
+    const created = await call('POST', '/api/v1/tables/{table_id}/records', t, 201, { token: userToken, body: { fields: { Name: 'No client' } } });
+    expect(created.body.data.fields.Client).toBeNull();
+    expect(created.body.data.fields.Tags).toBeNull();
+    const cleared = await call('PUT', '/api/v1/tables/{table_id}/records/{record_id}', { ...t, record_id: created.body.data.id }, 200, { token: userToken, body: { fields: { Client: null } } });
+    expect(cleared.body.data.fields.Client).toBeNull();
+  });
+
+  it('bodies: up to 10 MiB is accepted, beyond is 413 PAYLOAD_TOO_LARGE', async () => {
+    const t = { table_id: S.table };
+    const json = JSON.stringify({ fields: { Name: 'padded' } });
+    const exact = await call('POST', '/api/v1/tables/{table_id}/records', t, 201, { token: userToken, raw: json + ' '.repeat(10 * MIB - json.length), headers: { 'content-type': 'application/json' } });
+    expect(exact.body.data.fields.Name).toBe('padded');
+    const over = await call('POST', '/api/v1/tables/{table_id}/records', t, 413, { token: userToken, raw: json + ' '.repeat(10 * MIB - json.length + 1), headers: { 'content-type': 'application/json' } });
+    expectError(over, 413, 'PAYLOAD_TOO_LARGE', `The body is larger than ${10 * MIB} bytes`);
+    const bigValue = await call('POST', '/api/v1/tables/{table_id}/records/batch', t, 413, {
+      token: userToken, body: { action: 'create', records: [{ fields: { Name: 'x'.repeat(10 * MIB) } }] },
+    });
+    expectError(bigValue, 413, 'PAYLOAD_TOO_LARGE', `The body is larger than ${10 * MIB} bytes`);
+    const declared = await call('PUT', '/api/v1/bases/{base_id}', { base_id: S.base }, 413, {
+      token: userToken, raw: ' '.repeat(10 * MIB + 1), headers: { 'content-type': 'application/json', 'content-length': String(10 * MIB + 1) },
+    });
+    expectError(declared, 413, 'PAYLOAD_TOO_LARGE', `The body is larger than ${10 * MIB} bytes`);
+  });
+
+  it('unknown routes give 404 and wrong methods 405 in the v1 envelope', async () => {
+    const wrongMethod = await c.request('PATCH', '/api/v1/users');
+    expect(wrongMethod.status).toBe(405);
+    assertCommon(wrongMethod, 'PATCH /api/v1/users');
+    assertErrorSchema(wrongMethod);
+    assertConforms('GET', '/api/v1/users', wrongMethod);
+    expectError(wrongMethod, 405, 'METHOD_NOT_ALLOWED', 'PATCH is not allowed on /api/v1/users');
+    expect(wrongMethod.headers.get('allow')).toBe('GET, POST');
+
+    const wrongOnItem = await c.request('POST', `/api/v1/tables/${S.table}`);
+    expect(wrongOnItem.status).toBe(405);
+    assertCommon(wrongOnItem, 'POST /api/v1/tables/{table_id}');
+    assertConforms('GET', '/api/v1/tables/{table_id}', wrongOnItem);
+    expectError(wrongOnItem, 405, 'METHOD_NOT_ALLOWED', `POST is not allowed on /api/v1/tables/${S.table}`);
+    expect(wrongOnItem.headers.get('allow')).toBe('GET, PUT, DELETE');
+
+    const deleteMe = await c.request('DELETE', '/api/auth/me');
+    expect(deleteMe.status).toBe(405);
+    assertCommon(deleteMe, 'DELETE /api/auth/me');
+    assertConforms('GET', '/api/auth/me', deleteMe);
+    expect(deleteMe.headers.get('allow')).toBe('GET');
+
+    for (const path of ['/api/v1/nothing', '/api/auth/nothing', `/api/v1/tables/${S.table}/records/x/y`]) {
+      const res = await c.request('GET', path);
+      expect(res.status, path).toBe(404);
+      assertCommon(res, `GET ${path}`);
+      assertErrorSchema(res);
+      expectError(res, 404, 'NOT_FOUND', `No route GET ${path}`);
+    }
+    const outside = await c.request('GET', '/nothing/here');
+    expect(outside.status).toBe(404);
+    assertCommon(outside, 'GET /nothing/here');
+    assertErrorSchema(outside);
+    expect(outside.body).toMatchObject({ code: 404, error: 'NOT_FOUND', data: null });
+  });
+
+  it('deleting what was built: tables, bases and users', async () => {
+    await call('DELETE', '/api/v1/tables/{table_id}', { table_id: S.table }, 200, { token: userToken });
+    await call('DELETE', '/api/v1/bases/{base_id}', { base_id: S.base }, 200, { token: userToken });
+    const gone = await call('GET', '/api/v1/tables/{table_id}', { table_id: S.clients }, 404, { token: userToken });
+    expectError(gone, 404, 'NOT_FOUND', `Table ${S.clients} not found`);
+    await call('DELETE', '/api/v1/users/{user_id}', { user_id: S.viewer }, 200);
+    const stale = await call('GET', '/api/auth/me', {}, 401, { token: viewerToken });
+    expectError(stale, 401, 'UNAUTHORIZED', 'The token belongs to a user that no longer exists');
+  });
+
+  it('exercised a success answer of every route and the error statuses 400, 401, 403, 404, 409 and 413', () => {
+    const missing = routes.map((r) => `${r.method} ${r.path}`).filter((k) => !succeeded.has(k));
+    expect(missing, 'routes without a conforming success answer').toEqual([]);
+    const statuses = new Set([...failed].map((k) => k.split(' ')[2]));
+    expect([...statuses].sort()).toEqual(['400', '401', '403', '404', '409', '413']);
+  });
+});
+
+describe('X-Request-Id', () => {
+  it('is on every answer and differs between requests', async () => {
+    const answers = await Promise.all([
+      c.request('GET', '/healthz', { token: null }),
+      c.request('GET', '/api/v1/openapi.json', { token: null }),
+      c.request('GET', '/api/auth/me'),
+      c.request('GET', '/api/auth/me', { token: null }),
+      c.request('GET', '/api/v1/nothing'),
+      c.graphql('{ me { id } }'),
+      c.graphql('{ me { id } }', undefined, null),
+    ]);
+    const ids = answers.map((r) => r.headers.get('x-request-id'));
+    for (const id of ids) expect(id).toMatch(UUID);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(answers[3].body.request_id).toBe(ids[3]);
+    expect(answers[4].body.request_id).toBe(ids[4]);
+  });
+
+  it('reuses a well-formed incoming id on successes, errors, GraphQL and documents', async () => {
+    const id = 'client-Req_42.a';
+    for (const [method, path, token] of [
+      ['GET', '/api/auth/me', undefined], ['GET', '/api/auth/me', null], ['GET', '/api/v1/nothing', undefined], ['PATCH', '/api/v1/users', undefined],
+      ['GET', '/api/v1/openapi.json', null], ['GET', '/healthz', null], ['GET', '/api/v1/tables/tblnope', undefined],
+    ] as const) {
+      const res = await c.request(method, path, { token, headers: { 'x-request-id': id } });
+      expect(res.headers.get('x-request-id'), `${method} ${path}`).toBe(id);
+      if (res.status >= 400) expect(res.body.request_id, `${method} ${path}`).toBe(id);
+    }
+    const gql = await c.request('POST', '/graphql', { body: { query: '{ me { id } }' }, headers: { 'x-request-id': id } });
+    expect(gql.headers.get('x-request-id')).toBe(id);
+    const max = 'a'.repeat(128);
+    expect((await c.request('GET', '/api/auth/me', { headers: { 'x-request-id': max } })).headers.get('x-request-id')).toBe(max);
+  });
+
+  it('replaces a malformed incoming id', async () => {
+    for (const bad of ['has space', 'a'.repeat(129), 'semi;colon', 'slash/id', 'ünïcode', '"quoted"']) {
+      const res = await c.request('GET', '/api/v1/tables/tblnope', { headers: { 'x-request-id': bad } });
+      expect(res.status).toBe(404);
+      const id = res.headers.get('x-request-id');
+      expect(id, bad).not.toBe(bad);
+      expect(id, bad).toMatch(UUID);
+      expect(res.body.request_id, bad).toBe(id);
+    }
+  });
+});
