@@ -66,7 +66,8 @@ export async function createApp(config: Config) {
     schema,
     routes,
     families,
-    context: (request, requestId) => contextFor(request, requestId),
+    // Routes that take no bearer token (the token endpoint's Authorization is HTTP Basic) have no caller.
+    context: (request, requestId, route) => (route.auth === false ? Promise.resolve({ actor: null, services, requestId }) : contextFor(request, requestId)),
     around: createOpenRateLimit(services.apps, createRateLimiter()),
   });
   const openApiV1 = JSON.stringify(buildOpenApi(v1Routes, { title: 'Table Service API v1', version: config.version, serverUrl: config.publicUrl }));

@@ -72,6 +72,7 @@ function hasColumn(type: FieldType): type is FieldType & { storage: keyof typeof
 }
 
 export function createRecordStore(sqlite: Database.Database) {
+  sqlite.function('unicode_lower', { deterministic: true }, (v: unknown) => (v == null ? null : String(v).toLowerCase()));
   // Statements are cached by their text; a schema change alters the text of every statement that it affects.
   const statements = new Map<string, Database.Statement>();
   function stmt(sql: string): Database.Statement {
@@ -429,9 +430,10 @@ export function createRecordStore(sqlite: Database.Database) {
         conds.push(`${searchTable(tableId)} MATCH ?`);
         params.push(long.map((t) => `"${t.replace(/"/g, '""')}"`).join(' AND '));
       }
+      // Short terms scan the search text; unicode_lower folds case beyond ASCII, as the trigram index does.
       for (const t of short) {
-        conds.push(`text LIKE ? ESCAPE '\\'`);
-        params.push(`%${t.replace(/[\\%_]/g, (m) => `\\${m}`)}%`);
+        conds.push(`instr(unicode_lower(text), ?) > 0`);
+        params.push(t.toLowerCase());
       }
       const where = conds.join(' AND ');
       const seqs = stmt(`SELECT rowid FROM ${searchTable(tableId)} WHERE ${where} ORDER BY rowid LIMIT ? OFFSET ?`).pluck().all(...params, limit, offset) as number[];

@@ -1,7 +1,7 @@
 // Third-party applications: administration, client-credentials tokens, revocation, and the application behind a token.
 // Applications are cached in memory so verifying a request needs no query (spec 1, 2.2).
 import { createHash, randomBytes, timingSafeEqual, randomUUID } from 'node:crypto';
-import { and, desc, eq, gt, isNull, inArray } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, inArray, sql } from 'drizzle-orm';
 import { appTokens, apps, bases } from '../db/schema.js';
 import { writeTransaction } from '../db/connection.js';
 import { AppError, badRequest, notFound } from '../errors.js';
@@ -221,7 +221,7 @@ export function createAppService(deps: Deps, audit: AuditLog) {
 
     async listTokens(id: string): Promise<TokenInfo[]> {
       load(id);
-      return orm.select().from(appTokens).where(eq(appTokens.appId, id)).orderBy(desc(appTokens.issuedAt), desc(appTokens.jti)).limit(1000).all().map(tokenInfo);
+      return orm.select().from(appTokens).where(eq(appTokens.appId, id)).orderBy(desc(sql`rowid`)).limit(1000).all().map(tokenInfo);
     },
 
     async revokeTokens(id: string, jti: string | null | undefined, requestId: string): Promise<{ revoked: number }> {
