@@ -40,6 +40,7 @@ export async function createApp(config: Config) {
   const outboundFetch = createGuardedFetch({ allowPrivate: config.proxyAllowPrivate, timeoutMs: config.proxyTimeoutMs, maxBytes: config.proxyMaxBytes });
   const runner = createWorkflowRunner({ sqlite, workflows: services.workflows, records: services.records, fields: services.fields, fetch: outboundFetch });
   runner.start();
+  services.search.touchAll(sqlite.prepare('SELECT id FROM tables').pluck().all() as string[]);
 
   async function contextFor(request: Request, requestId: string): Promise<Context> {
     const actor = await services.auth.actorFromHeader(request.headers.get('authorization'));
@@ -112,6 +113,7 @@ export async function createApp(config: Config) {
     /** Stops the workflow runner (finishing runs in progress) and closes the database. */
     async close() {
       await runner.stop();
+      services.search.stop();
       sqlite.close();
     },
   };

@@ -223,12 +223,12 @@ export function createRecordStore(sqlite: Database.Database) {
     }
   }
 
-  function indexForSearch(tableId: string, fields: FieldDef[], ids: string[], replace: boolean) {
+  /** Marks already-indexed records whose search text changed. */
+  function markSearchDirty(tableId: string, ids: string[]) {
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
-      const pick = `SELECT _seq FROM ${recordTable(tableId)} WHERE _id IN (${chunk.map(() => '?').join(',')})`;
-      if (replace) stmt(`DELETE FROM ${searchTable(tableId)} WHERE rowid IN (${pick})`).run(chunk);
-      stmt(`INSERT INTO ${searchTable(tableId)} (rowid, text) SELECT _seq, ${searchTextExpr(fields)} FROM ${recordTable(tableId)} WHERE _id IN (${chunk.map(() => '?').join(',')})`).run(chunk);
+      stmt(`INSERT OR IGNORE INTO search_dirty (table_id, seq) SELECT ?, _seq FROM ${recordTable(tableId)}
+        WHERE _id IN (${chunk.map(() => '?').join(',')}) AND _seq <= (SELECT indexed_seq FROM search_state WHERE table_id = ?)`).run(tableId, ...chunk, tableId);
     }
   }
 
@@ -248,18 +248,46 @@ export function createRecordStore(sqlite: Database.Database) {
         _created_by TEXT,
         _updated_by TEXT)`);
       sqlite.exec(`CREATE VIRTUAL TABLE ${searchTable(tableId)} USING fts5(text, tokenize = 'trigram')`);
+      stmt('INSERT OR REPLACE INTO search_state (table_id, indexed_seq) VALUES (?, 0)').run(tableId);
     },
 
-    /** Rewrites the search text of every record, after the set of searchable fields changed. */
-    rebuildSearch(tableId: string, fields: FieldDef[]) {
+    /** Forgets the search index of a table after the set of searchable fields changed; it is rebuilt in the background. */
+    resetSearch(tableId: string) {
       sqlite.exec(`DELETE FROM ${searchTable(tableId)}`);
-      sqlite.exec(`INSERT INTO ${searchTable(tableId)} (rowid, text) SELECT _seq, ${searchTextExpr(fields)} FROM ${recordTable(tableId)}`);
+      stmt('UPDATE search_state SET indexed_seq = 0 WHERE table_id = ?').run(tableId);
+      stmt('DELETE FROM search_dirty WHERE table_id = ?').run(tableId);
+    },
+
+    /**
+     * Brings the search index of a table up to date, at most `limit` rows at a time; true when rows are left.
+     * Writes only mark what changed, so a batch of records costs no tokenizing on the request path.
+     */
+    syncSearch(tableId: string, fields: FieldDef[], limit = 5000): boolean {
+      const fts = searchTable(tableId);
+      const rt = recordTable(tableId);
+      const text = searchTextExpr(fields);
+      const watermark = (stmt('SELECT indexed_seq FROM search_state WHERE table_id = ?').pluck().get(tableId) as number | undefined) ?? 0;
+      const dirty = stmt('SELECT seq FROM search_dirty WHERE table_id = ? ORDER BY seq LIMIT ?').pluck().all(tableId, limit) as number[];
+      if (dirty.length) {
+        const marks = dirty.map(() => '?').join(',');
+        sqlite.prepare(`DELETE FROM ${fts} WHERE rowid IN (${marks})`).run(dirty);
+        sqlite.prepare(`INSERT INTO ${fts} (rowid, text) SELECT _seq, ${text} FROM ${rt} WHERE _seq IN (${marks})`).run(dirty);
+        sqlite.prepare(`DELETE FROM search_dirty WHERE table_id = ? AND seq IN (${marks})`).run(tableId, ...dirty);
+      }
+      const top = stmt(`SELECT max(_seq) FROM (SELECT _seq FROM ${rt} WHERE _seq > ? ORDER BY _seq LIMIT ?)`).pluck().get(watermark, limit) as number | null;
+      if (top !== null) {
+        stmt(`INSERT INTO ${fts} (rowid, text) SELECT _seq, ${text} FROM ${rt} WHERE _seq > ? AND _seq <= ?`).run(watermark, top);
+        stmt('INSERT OR REPLACE INTO search_state (table_id, indexed_seq) VALUES (?, ?)').run(tableId, top);
+      }
+      return dirty.length === limit || (top !== null && (stmt(`SELECT EXISTS (SELECT 1 FROM ${rt} WHERE _seq > ?)`).pluck().get(top) as number) === 1);
     },
 
     dropTable(tableId: string, fields: FieldDef[]) {
       for (const f of fields) if (f.type === 'link') sqlite.exec(`DROP TABLE IF EXISTS ${linkTable(f.id)}`);
       sqlite.exec(`DROP TABLE IF EXISTS ${recordTable(tableId)}`);
       sqlite.exec(`DROP TABLE IF EXISTS ${searchTable(tableId)}`);
+      stmt('DELETE FROM search_state WHERE table_id = ?').run(tableId);
+      stmt('DELETE FROM search_dirty WHERE table_id = ?').run(tableId);
       statements.clear();
     },
 
@@ -346,7 +374,6 @@ export function createRecordStore(sqlite: Database.Database) {
           if (targets?.length) writeLinks(f.id, row.id, targets, false);
         }
       }
-      indexForSearch(tableId, fields, rows.map((r) => r.id), false);
     },
 
     update(tableId: string, fields: FieldDef[], rows: RowWrite[], at: string, by: string | null) {
@@ -366,7 +393,8 @@ export function createRecordStore(sqlite: Database.Database) {
         args.push(row.id);
         stmt(`UPDATE ${recordTable(tableId)} SET ${sets.join(', ')} WHERE _id = ?`).run(args);
       }
-      indexForSearch(tableId, fields, rows.map((r) => r.id), true);
+      const searchable = new Set(fields.filter((f) => fieldType(f.type).searchable).map((f) => f.id));
+      markSearchDirty(tableId, rows.filter((r) => [...r.values.keys()].some((id) => searchable.has(id))).map((r) => r.id));
     },
 
     /** Deletes records and every link to them; `linksIn` are the link fields of this table, `linksTo` those pointing at it. */
@@ -375,6 +403,7 @@ export function createRecordStore(sqlite: Database.Database) {
         const chunk = ids.slice(i, i + 500);
         const marks = chunk.map(() => '?').join(',');
         stmt(`DELETE FROM ${searchTable(tableId)} WHERE rowid IN (SELECT _seq FROM ${recordTable(tableId)} WHERE _id IN (${marks}))`).run(chunk);
+        stmt(`DELETE FROM search_dirty WHERE table_id = ? AND seq IN (SELECT _seq FROM ${recordTable(tableId)} WHERE _id IN (${marks}))`).run(tableId, ...chunk);
         stmt(`DELETE FROM ${recordTable(tableId)} WHERE _id IN (${marks})`).run(chunk);
         for (const f of linksIn) stmt(`DELETE FROM ${linkTable(f.id)} WHERE src IN (${marks})`).run(chunk);
         for (const f of linksTo) stmt(`DELETE FROM ${linkTable(f.id)} WHERE dst IN (${marks})`).run(chunk);

@@ -126,3 +126,15 @@ export const workflowRuns = sqliteTable('workflow_runs', {
   error: text('error'),
   steps: text('steps', { mode: 'json' }).$type<unknown[]>().notNull(),
 }, (t) => [index('workflow_runs_workflow').on(t.workflowId), index('workflow_runs_status').on(t.status)]);
+
+/** How far each table's keyword-search index has caught up: rows up to `indexed_seq` are indexed. */
+export const searchState = sqliteTable('search_state', {
+  tableId: text('table_id').primaryKey(),
+  indexedSeq: integer('indexed_seq').notNull(),
+});
+
+/** Indexed rows changed since: re-indexed before the next search or by the background indexer. */
+export const searchDirty = sqliteTable('search_dirty', {
+  tableId: text('table_id').notNull(),
+  seq: integer('seq').notNull(),
+}, (t) => [primaryKey({ columns: [t.tableId, t.seq] })]);

@@ -20,7 +20,8 @@ export interface FieldInput {
 
 const bad = (field: string, message: string) => badRequest(`${field}: ${message}`, [{ field, message }]);
 
-export function createFieldService(deps: Deps) {
+/** `onSearchReset` hears of tables whose search index must be rebuilt after a field change. */
+export function createFieldService(deps: Deps, onSearchReset: (tableId: string) => void = () => {}) {
   const { sqlite, orm, store } = deps;
 
   const fieldsOfTable = orm.select().from(fields).where(eq(fields.tableId, sql.placeholder('tableId'))).orderBy(asc(fields.position)).prepare();
@@ -159,7 +160,10 @@ export function createFieldService(deps: Deps) {
           || JSON.stringify(settings.config) !== JSON.stringify(before.config);
         if (valuesChange) {
           convertValues(baseId, before, after);
-          if (fieldType(before.type).searchable || fieldType(after.type).searchable) store.rebuildSearch(tableId, loadFields(tableId));
+          if (fieldType(before.type).searchable || fieldType(after.type).searchable) {
+            store.resetSearch(tableId);
+            onSearchReset(tableId);
+          }
         }
         else if (indexed !== before.indexed) store.setIndexed(tableId, after, indexed);
         if (valuesChange || name !== before.name) store.forgetStatements();
@@ -172,7 +176,10 @@ export function createFieldService(deps: Deps) {
         const field = getField(tableId, fieldId);
         store.dropField(tableId, field);
         orm.delete(fields).where(eq(fields.id, fieldId)).run();
-        if (fieldType(field.type).searchable) store.rebuildSearch(tableId, loadFields(tableId));
+        if (fieldType(field.type).searchable) {
+          store.resetSearch(tableId);
+          onSearchReset(tableId);
+        }
         return { id: fieldId, deleted: true as const };
       });
     },

@@ -9,6 +9,7 @@ import type { Actor, Deps } from './deps.js';
 import type { FieldService } from './fields.js';
 import { pageArgs, type Page } from './pagination.js';
 import { fieldResolver, parseFilter, parseSort } from './record-query.js';
+import type { SearchIndexer } from './search-indexer.js';
 import type { TableService } from './tables.js';
 
 export interface ApiRecord {
@@ -58,7 +59,7 @@ function itemError(code: 'BAD_REQUEST' | 'NOT_FOUND', index: number | undefined,
   return new AppError(code, `${where}${message}`, { details: [detail] });
 }
 
-export function createRecordService(deps: Deps, tables: TableService, fieldService: FieldService) {
+export function createRecordService(deps: Deps, tables: TableService, fieldService: FieldService, search: SearchIndexer) {
   const { sqlite, store } = deps;
   const listeners: RecordChangeListener[] = [];
 
@@ -148,6 +149,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       const rows: RowWrite[] = items.map((item, i) => ({ id: newId('rec'), values: prepare(fields, resolve, ctx, item, 'create', single ? undefined : i, links) }));
       checkLinks(links);
       store.insert(tableId, fields, rows, nowIso(), actor?.id ?? opts.operator ?? null);
+      search.touch(tableId);
       opts.inTransaction?.(rows.map((r) => r.id));
       const after = store.getMany(tableId, fields, rows.map((r) => r.id));
       if (listeners.length) {
@@ -181,6 +183,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
         ? new Map(store.getMany(tableId, fields, ids).map((r) => [r.id, toApi(fields, r)]))
         : undefined;
       store.update(tableId, fields, rows, nowIso(), actor?.id ?? opts.operator ?? null);
+      search.touch(tableId);
       opts.inTransaction?.(ids);
       const after = store.getMany(tableId, fields, ids);
       if (listeners.length) {
@@ -242,6 +245,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       const p = pageArgs(q.page, q.pageSize, { defaultSize: 20, maxSize: q.maxPageSize ?? MAX_PAGE_SIZE, sizeName: q.sizeName });
       const { fields } = context(tableId);
       const terms = [...new Set(q.q.trim().split(/\s+/))];
+      writeTransaction(sqlite, () => search.catchUp(tableId, fields));
       const { rows, total } = store.search(tableId, fields, terms, p.pageSize, p.offset);
       return { items: rows.map((r) => toApi(fields, r, q.keyBy)), total, page: p.page, pageSize: p.pageSize };
     },

@@ -8,6 +8,7 @@ import type { Deps } from './deps.js';
 import { createFieldService } from './fields.js';
 import { createOpenApiService } from './open-api.js';
 import { createRecordService } from './records.js';
+import { createSearchIndexer } from './search-indexer.js';
 import { createTableService } from './tables.js';
 import { createUserService } from './users.js';
 import { createWorkflowService } from './workflows.js';
@@ -19,12 +20,14 @@ export function createServices(deps: Deps) {
   const audit = createAuditLog(deps);
   const apps = createAppService(deps, audit);
   const auth = createAuthService(deps, users, apps);
-  const fields = createFieldService(deps);
+  let search: ReturnType<typeof createSearchIndexer> | undefined;
+  const fields = createFieldService(deps, (tableId) => search?.touch(tableId));
+  search = createSearchIndexer(deps, fields.loadFields);
   const tables = createTableService(deps, access, bases, fields);
-  const records = createRecordService(deps, tables, fields);
+  const records = createRecordService(deps, tables, fields, search);
   const openApi = createOpenApiService(deps, apps, audit, fields, records);
   const workflows = createWorkflowService(deps, bases, fields, records);
-  return { deps, keys: deps.keys, access, users, auth, audit, apps, bases, fields, tables, records, openApi, workflows };
+  return { deps, keys: deps.keys, search, access, users, auth, audit, apps, bases, fields, tables, records, openApi, workflows };
 }
 
 export type Services = ReturnType<typeof createServices>;
