@@ -1,5 +1,5 @@
 // Tables of a base: each is a real SQLite table created and dropped with its metadata.
-import { and, asc, count, eq, inArray } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import { fields as fieldsTable, tables, users } from '../db/schema.js';
 import { writeTransaction } from '../db/connection.js';
 import { badRequest, conflict, notFound } from '../errors.js';
@@ -33,8 +33,10 @@ function checkDescription(d: unknown): string {
 export function createTableService(deps: Deps, access: Access, bases: BaseService, fieldService: FieldService) {
   const { sqlite, orm, store } = deps;
 
+  // Prepared once: every record operation loads its table.
+  const byId = orm.select().from(tables).where(eq(tables.id, sql.placeholder('id'))).prepare();
   function load(id: string): Table {
-    const row = orm.select().from(tables).where(eq(tables.id, id)).get();
+    const row = byId.get({ id });
     if (!row) throw notFound(`Table ${id} not found`);
     return row;
   }

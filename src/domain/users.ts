@@ -1,6 +1,6 @@
 // Users: system administration of accounts, the first administrator, and each user's default base.
 import { hash } from '@node-rs/argon2';
-import { and, count, eq, ne, asc } from 'drizzle-orm';
+import { and, asc, count, eq, ne, sql } from 'drizzle-orm';
 import { baseMembers, bases, users } from '../db/schema.js';
 import { writeTransaction } from '../db/connection.js';
 import { badRequest, conflict, notFound } from '../errors.js';
@@ -43,8 +43,10 @@ export function createUserService({ sqlite, orm }: Deps, baseService: Pick<BaseS
     createdAt: row.createdAt, updatedAt: row.updatedAt,
   });
 
+  // Prepared once: every authenticated request looks its user up.
+  const byId = orm.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare();
   function findById(id: string) {
-    return orm.select().from(users).where(eq(users.id, id)).get();
+    return byId.get({ id });
   }
 
   function adminCountExcept(id: string) {
