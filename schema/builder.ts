@@ -7,12 +7,13 @@ import type { Scope } from '../src/domain/apps.js';
 import { forbidden, unauthorized } from '../src/errors.js';
 import type { Context } from './context.js';
 
-/** A base-role requirement; the base is named directly or through a table or field. */
+/** A base-role requirement; the base is named directly or through a table, field or workflow. */
 export interface BaseRoleScope {
   role: Role;
   baseId?: string;
   tableId?: string;
   fieldId?: string;
+  workflowId?: string;
 }
 
 /** An application's access: the scope it needs and, for base resources, the base in its allow-list. */

@@ -272,6 +272,7 @@ describe('/graphql', () => {
   let tableId: string;
   let recordId: string;
   let fieldId: string;
+  let workflowId: string;
 
   beforeAll(async () => {
     c = await makeApp();
@@ -288,6 +289,25 @@ describe('/graphql', () => {
     recordId = batch.body.data.items[0].id;
     const fields = await c.request('GET', `/api/v1/tables/${tableId}/fields`, { token: member.token });
     fieldId = fields.body.data.items[0].id;
+    // A manual workflow with one finished run, so the workflow routes (and its run log) have real data.
+    // It sets Size of record "two" to the value it already has: the records read back below stay as they were.
+    const workflow = await c.request('POST', '/api/v1/workflows', {
+      token: member.token,
+      body: { name: 'Touch', table_id: tableId, trigger: { type: 'manual', config: {} }, nodes: [{ type: 'update_record', config: { fields: { Size: 2 } } }] },
+    });
+    expect(workflow.status, JSON.stringify(workflow.body)).toBe(201);
+    workflowId = workflow.body.data.id;
+    const run = await c.request('POST', `/api/v1/workflows/${workflowId}/trigger`, { token: member.token, body: { record_id: batch.body.data.items[1].id } });
+    expect(run.status, JSON.stringify(run.body)).toBe(200);
+    // The runner picks the run up after the request; wait until the log shows it finished.
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      await c.app.runner.idle();
+      const log = await c.request('GET', `/api/v1/workflows/${workflowId}/logs`, { token: member.token });
+      if (log.body.data.items[0]?.status === 'success') break;
+      if (Date.now() > deadline) throw new Error(`the run did not finish: ${JSON.stringify(log.body)}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
   });
   afterAll(() => c?.close());
 
@@ -343,11 +363,16 @@ describe('/graphql', () => {
   });
 
   it('gives the same data as REST for every GET route run as its own GraphQL document', async () => {
-    const params: Record<string, string> = { user_id: member.id, base_id: member.defaultBaseId, table_id: tableId, record_id: recordId, field_id: fieldId };
+    const params: Record<string, string> = {
+      user_id: member.id, base_id: member.defaultBaseId, table_id: tableId, record_id: recordId, field_id: fieldId, workflow_id: workflowId,
+    };
     const getRoutes = v1Routes.filter((r) => r.method === 'GET');
     expect(getRoutes.length).toBeGreaterThanOrEqual(10);
     for (const route of getRoutes) {
-      const url = route.path.replace(/\{(\w+)\}/g, (_m, n: string) => params[n]);
+      const url = route.path.replace(/\{(\w+)\}/g, (_m, n: string) => {
+        if (params[n] === undefined) throw new Error(`${route.path}: no value for {${n}}`);
+        return params[n];
+      });
       // System-administrator routes run with the admin token, the others with the member's.
       const token = route.path.startsWith('/api/v1/users') ? c.adminToken : member.token;
       const rest = await c.request('GET', url, { token });
@@ -357,6 +382,10 @@ describe('/graphql', () => {
       expect(gql.status, route.path).toBe(200);
       expect(gql.body.errors, route.path).toBeUndefined();
       expect(route.result(gql.body.data), route.path).toEqual(rest.body.data);
+      // The workflow routes compare real data: the workflow and its finished run.
+      if (route.path === '/api/v1/workflows') expect(rest.body.data.items.map((w: any) => w.id)).toEqual([workflowId]);
+      if (route.path === '/api/v1/workflows/{workflow_id}') expect(rest.body.data).toMatchObject({ id: workflowId, table_id: tableId, name: 'Touch' });
+      if (route.path === '/api/v1/workflows/{workflow_id}/logs') expect(rest.body.data.items).toMatchObject([{ workflow_id: workflowId, status: 'success' }]);
     }
   });
 

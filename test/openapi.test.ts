@@ -614,8 +614,99 @@ describe('answers conform to the document', () => {
     expect(outside.body).toMatchObject({ code: 404, error: 'NOT_FOUND', data: null });
   });
 
+  it('workflows: list, create, read, update, trigger, run log, delete and their errors', async () => {
+    const t = { table_id: S.table };
+    const rec = await call('POST', '/api/v1/tables/{table_id}/records', t, 201, { token: userToken, body: { fields: { Name: 'Automate me' } } });
+    const recordId = rec.body.data.id;
+    const definition = {
+      name: 'Stamp', table_id: S.table, trigger: { type: 'manual', config: {} },
+      nodes: [{ type: 'update_record', config: { fields: { Notes: 'stamped {{record.Name}}' } } }],
+    };
+    const created = await call('POST', '/api/v1/workflows', {}, 201, { token: userToken, body: definition });
+    const workflow = created.body.data;
+    expect(workflow).toEqual({
+      id: expect.stringMatching(/^wfl/), name: 'Stamp', table_id: S.table, enabled: true, trigger: { type: 'manual', config: {} },
+      nodes: [{ id: 'n1', type: 'update_record', config: { fields: { Notes: 'stamped {{record.Name}}' } } }], created_at: TIME, updated_at: workflow.created_at,
+    });
+    const w = { workflow_id: workflow.id };
+    // A second workflow stays until its table is deleted (checked in the last test).
+    const kept = await call('POST', '/api/v1/workflows', {}, 201, {
+      token: userToken, body: { ...definition, name: 'Kept', trigger: { type: 'record_updated', config: { fields: ['Status'] } }, enabled: false },
+    });
+    expect(kept.body.data).toMatchObject({ name: 'Kept', enabled: false, trigger: { type: 'record_updated', config: { fields: ['Status'] } } });
+    S.keptWorkflow = kept.body.data.id;
+
+    const list = await call('GET', '/api/v1/workflows', {}, 200, { token: viewerToken, query: `table_id=${S.table}` });
+    expect(list.body.data).toEqual({ items: [workflow, kept.body.data], total: 2, page: 1, page_size: 20 });
+    const paged = await call('GET', '/api/v1/workflows', {}, 200, { token: viewerToken, query: `table_id=${S.table}&page=2&page_size=1` });
+    expect(paged.body.data).toEqual({ items: [kept.body.data], total: 2, page: 2, page_size: 1 });
+    const everywhere = await call('GET', '/api/v1/workflows', {}, 200, { token: viewerToken });
+    expect(everywhere.body.data.items.map((x: any) => x.id)).toEqual([workflow.id, S.keptWorkflow]);
+    const one = await call('GET', '/api/v1/workflows/{workflow_id}', w, 200, { token: viewerToken });
+    expect(one.body.data).toEqual(workflow);
+
+    const disabled = await call('PUT', '/api/v1/workflows/{workflow_id}', w, 200, { token: userToken, body: { name: 'Stamp it', enabled: false } });
+    expect(disabled.body.data).toEqual({ ...workflow, name: 'Stamp it', enabled: false, updated_at: TIME });
+    const refused = await call('POST', '/api/v1/workflows/{workflow_id}/trigger', w, 409, { token: userToken, body: { record_id: recordId } });
+    expectError(refused, 409, 'CONFLICT', `Workflow ${workflow.id} is disabled`);
+    const enabled = await call('PUT', '/api/v1/workflows/{workflow_id}', w, 200, { token: userToken, body: { enabled: true } });
+    expect(enabled.body.data).toEqual({ ...disabled.body.data, enabled: true, updated_at: TIME });
+
+    const triggered = await call('POST', '/api/v1/workflows/{workflow_id}/trigger', w, 200, { token: userToken, body: { record_id: recordId } });
+    expect(triggered.body.data).toEqual({ run_id: expect.stringMatching(/^run/), status: 'queued' });
+    // Runs are executed off the request: wait until the log shows this one finished.
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      await c.app.runner.idle();
+      const status = (await c.request('GET', `/api/v1/workflows/${workflow.id}/logs`, { token: userToken })).body.data.items[0]?.status;
+      if (status !== 'queued' && status !== 'running') break;
+      if (Date.now() > deadline) throw new Error(`run ${triggered.body.data.run_id} did not finish`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const logs = await call('GET', '/api/v1/workflows/{workflow_id}/logs', w, 200, { token: userToken });
+    const after = (await call('GET', '/api/v1/tables/{table_id}/records/{record_id}', { ...t, record_id: recordId }, 200, { token: userToken })).body.data;
+    expect(after.fields.Notes).toBe('stamped Automate me');
+    expect(logs.body.data).toEqual({
+      items: [{
+        run_id: triggered.body.data.run_id, workflow_id: workflow.id, status: 'success', trigger: { type: 'manual', record_id: recordId }, depth: 0,
+        queued_at: TIME, started_at: TIME, finished_at: TIME, error: null,
+        steps: [{ node_id: 'n1', type: 'update_record', status: 'success', started_at: TIME, finished_at: TIME, output: { id: recordId, fields: after.fields }, error: null }],
+      }],
+      total: 1, page: 1, page_size: 20,
+    });
+    const run = logs.body.data.items[0];
+    expect(run.queued_at <= run.started_at && run.started_at <= run.finished_at).toBe(true);
+
+    const invalid = await call('POST', '/api/v1/workflows', {}, 400, {
+      token: userToken, body: { ...definition, nodes: [{ type: 'update_record', config: { fields: { Nope: 1 } } }] },
+    });
+    expectError(invalid, 400, 'BAD_REQUEST', 'nodes[0].config.fields: unknown field "Nope"', [{ field: 'nodes[0].config.fields', message: 'unknown field "Nope"' }]);
+    const noRecord = await call('POST', '/api/v1/workflows/{workflow_id}/trigger', w, 400, { token: userToken, body: {} });
+    expectError(noRecord, 400, 'BAD_REQUEST', '"record_id" is required', [{ field: 'record_id', message: '"record_id" is required' }]);
+    const foreign = await call('POST', '/api/v1/workflows/{workflow_id}/trigger', w, 404, { token: userToken, body: { record_id: 'recnope' } });
+    expectError(foreign, 404, 'NOT_FOUND', `Record recnope not found in table ${S.table}`);
+    const viewerCreate = await call('POST', '/api/v1/workflows', {}, 403, { token: viewerToken, body: definition });
+    expectError(viewerCreate, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const viewerTrigger = await call('POST', '/api/v1/workflows/{workflow_id}/trigger', w, 403, { token: viewerToken, body: { record_id: recordId } });
+    expectError(viewerTrigger, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const viewerLogs = await call('GET', '/api/v1/workflows/{workflow_id}/logs', w, 403, { token: viewerToken });
+    expectError(viewerLogs, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const anonymous = await call('GET', '/api/v1/workflows', {}, 401, { token: null });
+    expectError(anonymous, 401, 'UNAUTHORIZED', 'Authentication required');
+
+    const deleted = await call('DELETE', '/api/v1/workflows/{workflow_id}', w, 200, { token: userToken });
+    expect(deleted.body).toEqual({ code: 0, msg: 'success', data: { id: workflow.id, deleted: true } });
+    const gone = await call('GET', '/api/v1/workflows/{workflow_id}', w, 404, { token: userToken });
+    expectError(gone, 404, 'NOT_FOUND', `Workflow ${workflow.id} not found`);
+    await call('GET', '/api/v1/workflows/{workflow_id}/logs', w, 404, { token: userToken });
+    await call('DELETE', '/api/v1/workflows/{workflow_id}', w, 404, { token: userToken });
+  });
+
   it('deleting what was built: tables, bases and users', async () => {
     await call('DELETE', '/api/v1/tables/{table_id}', { table_id: S.table }, 200, { token: userToken });
+    // Deleting a table deletes its workflows (contract section 4).
+    const keptGone = await call('GET', '/api/v1/workflows/{workflow_id}', { workflow_id: S.keptWorkflow }, 404, { token: userToken });
+    expectError(keptGone, 404, 'NOT_FOUND', `Workflow ${S.keptWorkflow} not found`);
     await call('DELETE', '/api/v1/bases/{base_id}', { base_id: S.base }, 200, { token: userToken });
     const gone = await call('GET', '/api/v1/tables/{table_id}', { table_id: S.clients }, 404, { token: userToken });
     expectError(gone, 404, 'NOT_FOUND', `Table ${S.clients} not found`);

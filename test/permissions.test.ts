@@ -1,6 +1,6 @@
 // Permission matrix over every /api/v1 and /api/auth endpoint (contract section 2):
-// viewers read; editors also write records; admins also change tables, fields and members; owners also delete
-// the base; the system administrator acts as owner everywhere and alone uses /api/v1/users; non-members get
+// viewers read; editors also write records and trigger workflows; admins also change tables, fields, members and
+// workflows and read run logs; owners also delete the base; the system administrator acts as owner everywhere and alone uses /api/v1/users; non-members get
 // 403 on an existing base's resources and 404 for ids that do not exist; no token gives 401.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../rest-adapters/routes/index.js';
@@ -21,8 +21,8 @@ const tokens = {} as Record<ActorName, string | null>;
 const ids = {} as Record<ActorName, string>;
 const emails = {} as Record<ActorName, string>;
 const PASSWORDS: Partial<Record<ActorName, string>> = {};
-/** The shared fixture: base B owned by O with A admin, E editor, V viewer; table T with field F and record R; X a spare user. */
-const fx = { base: '', table: '', field: '', record: '', spare: '' };
+/** The shared fixture: base B owned by O with A admin, E editor, V viewer; table T with field F, record R and manual workflow W; X a spare user. */
+const fx = { base: '', table: '', field: '', record: '', workflow: '', spare: '' };
 let seq = 0;
 const uniq = (p: string) => `${p}${++seq}${Math.random().toString(36).slice(2, 6)}`;
 
@@ -62,6 +62,13 @@ async function freshBase(): Promise<string> {
 const freshTable = () => makeTable(c, [{ name: 'Name', type: 'text' }], { baseId: fx.base, name: uniq('T') });
 const freshField = async () => (await ok(await c.request('POST', `/api/v1/tables/${fx.table}/fields`, { body: { name: uniq('F'), type: 'text' } }), 201)).id as string;
 const freshRecord = async () => (await ok(await c.request('POST', `/api/v1/tables/${fx.table}/records`, { body: { fields: { Name: uniq('r') } } }), 201)).id as string;
+/** A valid definition of a manual workflow on the fixture table; its runs rename the triggering record. */
+const workflowBody = (name: string) => ({
+  name, table_id: fx.table, trigger: { type: 'manual', config: {} }, nodes: [{ type: 'update_record', config: { fields: { Name: '{{record.Name}} done' } } }],
+});
+const freshWorkflow = async () => (await ok(await c.request('POST', '/api/v1/workflows', { body: workflowBody(uniq('W')) }), 201)).id as string;
+/** The run ids in the log of the fixture workflow, read by the system administrator. */
+const runIds = async () => (await ok(await c.request('GET', `/api/v1/workflows/${fx.workflow}/logs?page_size=1000`))).items.map((r: any) => r.run_id) as string[];
 async function freshUser(): Promise<string> {
   return (await ok(await c.request('POST', '/api/v1/users', { body: { email: `${uniq('u')}@test.local`, name: 'Spare', password: 'password-123' } }), 201)).id;
 }
@@ -357,6 +364,81 @@ const ROWS: Row[] = [
       expect(await status(`/api/v1/tables/${fx.table}/records/${call.ref}`)).toBe(allowed ? 404 : 200);
     },
   },
+  // /api/v1/workflows: viewers read definitions, editors trigger runs, admins manage definitions and read run logs.
+  {
+    method: 'GET', path: '/api/v1/workflows', min: 'viewer', ok: 200,
+    prepare: async () => ({ url: `/api/v1/workflows?table_id=${fx.table}&page_size=1000` }),
+    check: async (_call, allowed, res) => {
+      if (allowed) expect(res.body.data.items.map((w: any) => w.id)).toContain(fx.workflow);
+    },
+  },
+  {
+    // Without table_id: the workflows of every base the caller can read; never someone else's.
+    method: 'GET', path: '/api/v1/workflows', min: 'loggedIn', ok: 200,
+    prepare: async () => ({ url: '/api/v1/workflows?page_size=1000' }),
+    check: async (_call, allowed, res, a) => {
+      if (allowed) expect(res.body.data.items.some((w: any) => w.id === fx.workflow)).toBe(a !== 'N');
+    },
+  },
+  {
+    method: 'POST', path: '/api/v1/workflows', min: 'admin', ok: 201,
+    prepare: async () => {
+      const name = uniq('Flow');
+      return { url: '/api/v1/workflows', body: workflowBody(name), ref: name };
+    },
+    check: async (call, allowed, res) => {
+      if (allowed) expect(res.body.data).toMatchObject({ name: call.ref, table_id: fx.table, enabled: true });
+      const names = (await c.request('GET', `/api/v1/workflows?table_id=${fx.table}&page_size=1000`)).body.data.items.map((w: any) => w.name);
+      expect(names.includes(call.ref)).toBe(allowed);
+    },
+  },
+  {
+    method: 'GET', path: '/api/v1/workflows/{workflow_id}', min: 'viewer', ok: 200,
+    prepare: async () => ({ url: `/api/v1/workflows/${fx.workflow}` }),
+    check: async (_call, allowed, res) => {
+      if (allowed) expect(res.body.data).toMatchObject({ id: fx.workflow, table_id: fx.table, trigger: { type: 'manual' } });
+    },
+  },
+  {
+    method: 'PUT', path: '/api/v1/workflows/{workflow_id}', min: 'admin', ok: 200,
+    prepare: async (a) => ({ url: `/api/v1/workflows/${fx.workflow}`, body: { name: `Matrix flow by ${a}` }, ref: `Matrix flow by ${a}` }),
+    check: async (call, allowed) => {
+      expect((await c.request('GET', `/api/v1/workflows/${fx.workflow}`)).body.data.name === call.ref).toBe(allowed);
+    },
+  },
+  {
+    method: 'DELETE', path: '/api/v1/workflows/{workflow_id}', min: 'admin', ok: 200,
+    prepare: async () => {
+      const id = await freshWorkflow();
+      return { url: `/api/v1/workflows/${id}`, ref: id };
+    },
+    check: async (call, allowed, res) => {
+      if (allowed) expect(res.body.data).toEqual({ id: call.ref, deleted: true });
+      expect(await status(`/api/v1/workflows/${call.ref}`)).toBe(allowed ? 404 : 200);
+    },
+  },
+  {
+    method: 'POST', path: '/api/v1/workflows/{workflow_id}/trigger', min: 'editor', ok: 200,
+    prepare: async () => {
+      const id = await freshRecord();
+      return { url: `/api/v1/workflows/${fx.workflow}/trigger`, body: { record_id: id }, ref: id };
+    },
+    check: async (call, allowed, res) => {
+      const logged = (await ok(await c.request('GET', `/api/v1/workflows/${fx.workflow}/logs?page_size=1000`))).items;
+      const mine = logged.filter((r: any) => r.trigger.record_id === call.ref);
+      if (!allowed) return expect(mine).toEqual([]);
+      expect(res.body.data).toEqual({ run_id: expect.stringMatching(/^run/), status: 'queued' });
+      expect(mine.map((r: any) => r.run_id)).toEqual([res.body.data.run_id]);
+      expect(mine[0].trigger).toEqual({ type: 'manual', record_id: call.ref });
+    },
+  },
+  {
+    method: 'GET', path: '/api/v1/workflows/{workflow_id}/logs', min: 'admin', ok: 200,
+    prepare: async () => ({ url: `/api/v1/workflows/${fx.workflow}/logs?page_size=1000` }),
+    check: async (_call, allowed, res) => {
+      if (allowed) expect(res.body.data.items.map((r: any) => r.run_id)).toEqual(await runIds());
+    },
+  },
 ];
 
 beforeAll(async () => {
@@ -382,12 +464,13 @@ beforeAll(async () => {
   fx.table = await makeTable(c, [{ name: 'Name', type: 'text' }], { baseId: fx.base, token: tokens.O!, name: 'Matrix table' });
   fx.field = (await c.request('GET', `/api/v1/tables/${fx.table}/fields`)).body.data.items[0].id;
   fx.record = (await ok(await c.request('POST', `/api/v1/tables/${fx.table}/records`, { token: tokens.O, body: { fields: { Name: 'fixture' } } }), 201)).id;
+  fx.workflow = (await ok(await c.request('POST', '/api/v1/workflows', { token: tokens.O, body: workflowBody('Matrix flow') }), 201)).id;
 });
 afterAll(() => c?.close());
 
 describe('the matrix covers the route table', () => {
-  it('has a row for every auth, users, bases, tables, fields and records route', () => {
-    const tags = new Set(['auth', 'users', 'bases', 'tables', 'fields', 'records']);
+  it('has a row for every auth, users, bases, tables, fields, records and workflows route', () => {
+    const tags = new Set(['auth', 'users', 'bases', 'tables', 'fields', 'records', 'workflows']);
     const table = routes.filter((r) => tags.has(r.tag)).map((r) => `${r.method} ${r.path}`).sort();
     const covered = [...new Set(ROWS.map((r) => `${r.method} ${r.path}`))].sort();
     expect(covered).toEqual(table);
@@ -429,11 +512,28 @@ describe('ids that do not exist', () => {
     ['GET', '/api/v1/tables/tblnope/records/recnope'],
     ['POST', '/api/v1/tables/tblnope/records', { fields: {} }],
     ['POST', '/api/v1/tables/tblnope/records/batch', { action: 'delete', records: [{ id: 'recnope' }] }],
+    ['GET', '/api/v1/workflows?table_id=tblnope'],
+    ['POST', '/api/v1/workflows', { name: 'x', table_id: 'tblnope', trigger: { type: 'manual', config: {} } }],
+  ];
+  const MISSING_WORKFLOW: Array<[string, string, unknown?]> = [
+    ['GET', '/api/v1/workflows/wflnope'],
+    ['PUT', '/api/v1/workflows/wflnope', { name: 'x' }],
+    ['DELETE', '/api/v1/workflows/wflnope'],
+    ['POST', '/api/v1/workflows/wflnope/trigger', { record_id: 'recnope' }],
+    ['GET', '/api/v1/workflows/wflnope/logs'],
   ];
   for (const actor of ACTORS) {
     const want = actor === 'anon' ? 401 : 404;
     it(`a missing base or table answers ${want} to ${actor}, member or not`, async () => {
       for (const [method, url, body] of MISSING) {
+        const res = await c.request(method, url, { token: tokens[actor], body });
+        expect(res.status, `${method} ${url}`).toBe(want);
+        expectError(res, want);
+      }
+    });
+    // Without a token the answer is 401 whether or not the id exists, so it tells nothing about which ids exist.
+    it(`a missing workflow answers ${want} to ${actor}, member or not`, async () => {
+      for (const [method, url, body] of MISSING_WORKFLOW) {
         const res = await c.request(method, url, { token: tokens[actor], body });
         expect(res.status, `${method} ${url}`).toBe(want);
         expectError(res, want);
@@ -450,6 +550,7 @@ describe('ids that do not exist', () => {
     { label: 'DELETE field', min: 'admin', method: 'DELETE', url: () => `/api/v1/tables/${fx.table}/fields/fldnope` },
     { label: 'PUT member (no such user)', min: 'admin', method: 'PUT', url: () => `/api/v1/bases/${fx.base}/members/usrnope`, body: { role: 'viewer' } },
     { label: 'DELETE member (no such user)', min: 'admin', method: 'DELETE', url: () => `/api/v1/bases/${fx.base}/members/usrnope` },
+    { label: 'trigger a workflow (no such record)', min: 'editor', method: 'POST', url: () => `/api/v1/workflows/${fx.workflow}/trigger`, body: { record_id: 'recnope' } },
   ];
   for (const row of INSIDE) {
     for (const actor of ACTORS) {

@@ -56,9 +56,6 @@ const WorkflowInput = builder.inputType('WorkflowInput', {
   }),
 });
 
-/** The base of a workflow, for the role check; a missing workflow is a 404. */
-const workflowTable = (ctx: { services: { workflows: { loadWorkflow(id: string): WorkflowShape } } }, id: string) => ctx.services.workflows.loadWorkflow(id).tableId;
-
 builder.queryFields((t) => ({
   workflows: t.field({
     type: WorkflowPage,
@@ -69,14 +66,14 @@ builder.queryFields((t) => ({
   workflow: t.field({
     type: Workflow,
     args: { id: t.arg.id({ required: true }) },
-    authScopes: (_r, a, ctx) => ({ baseRole: { tableId: workflowTable(ctx, String(a.id)), role: 'viewer' } }),
+    authScopes: (_r, a) => ({ baseRole: { workflowId: String(a.id), role: 'viewer' } }),
     resolve: (_r, a, ctx) => ctx.services.workflows.getWorkflow(String(a.id)),
   }),
   workflowRuns: t.field({
     type: RunPage,
     description: 'Run log of a workflow, newest first (base admins)',
     args: { workflowId: t.arg.id({ required: true }), ...pageArgs(t.arg) },
-    authScopes: (_r, a, ctx) => ({ baseRole: { tableId: workflowTable(ctx, String(a.workflowId)), role: 'admin' } }),
+    authScopes: (_r, a) => ({ baseRole: { workflowId: String(a.workflowId), role: 'admin' } }),
     resolve: (_r, a, ctx) => ctx.services.workflows.listRuns(String(a.workflowId), a.page, a.pageSize),
   }),
 }));
@@ -91,20 +88,20 @@ builder.mutationFields((t) => ({
   updateWorkflow: t.field({
     type: Workflow,
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: WorkflowInput, required: true }) },
-    authScopes: (_r, a, ctx) => ({ baseRole: { tableId: workflowTable(ctx, String(a.id)), role: 'admin' } }),
+    authScopes: (_r, a) => ({ baseRole: { workflowId: String(a.id), role: 'admin' } }),
     resolve: (_r, a, ctx) => ctx.services.workflows.updateWorkflow(String(a.id), a.input),
   }),
   deleteWorkflow: t.field({
     type: DeleteResult,
     args: { id: t.arg.id({ required: true }) },
-    authScopes: (_r, a, ctx) => ({ baseRole: { tableId: workflowTable(ctx, String(a.id)), role: 'admin' } }),
+    authScopes: (_r, a) => ({ baseRole: { workflowId: String(a.id), role: 'admin' } }),
     resolve: (_r, a, ctx) => ctx.services.workflows.deleteWorkflow(String(a.id)),
   }),
   triggerWorkflow: t.field({
     type: TriggerResult,
     description: 'Queues a run for one record of the workflow\'s table (editors and above)',
     args: { id: t.arg.id({ required: true }), recordId: t.arg.string({ required: false }) },
-    authScopes: (_r, a, ctx) => ({ baseRole: { tableId: workflowTable(ctx, String(a.id)), role: 'editor' } }),
+    authScopes: (_r, a) => ({ baseRole: { workflowId: String(a.id), role: 'editor' } }),
     resolve: (_r, a, ctx) => ctx.services.workflows.triggerWorkflow(String(a.id), a.recordId),
   }),
 }));

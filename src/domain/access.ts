@@ -1,6 +1,6 @@
 // Base roles: who may do what in a base (contract section 2). Used by the schema's scope checks.
 import { and, eq, sql } from 'drizzle-orm';
-import { baseMembers, bases, fields, tables } from '../db/schema.js';
+import { baseMembers, bases, fields, tables, workflows } from '../db/schema.js';
 import { notFound } from '../errors.js';
 import type { Actor, Deps } from './deps.js';
 
@@ -19,6 +19,7 @@ export function createAccess({ orm }: Deps) {
   const baseExists = orm.select({ id: bases.id }).from(bases).where(eq(bases.id, sql.placeholder('id'))).prepare();
   const tableBase = orm.select({ baseId: tables.baseId }).from(tables).where(eq(tables.id, sql.placeholder('id'))).prepare();
   const fieldTable = orm.select({ tableId: fields.tableId }).from(fields).where(eq(fields.id, sql.placeholder('id'))).prepare();
+  const workflowTable = orm.select({ tableId: workflows.tableId }).from(workflows).where(eq(workflows.id, sql.placeholder('id'))).prepare();
 
   return {
     /** The actor's role in a base, or null for a non-member; a system administrator is owner of every base. */
@@ -26,8 +27,8 @@ export function createAccess({ orm }: Deps) {
       if (actor.isAdmin) return 'owner';
       return (roleQuery.get({ baseId, userId: actor.id })?.role as Role | undefined) ?? null;
     },
-    /** The base a table, a field or a base id refers to; 404 naming the missing thing. */
-    baseOf(ref: { baseId?: string; tableId?: string; fieldId?: string }): string {
+    /** The base a table, a field, a workflow or a base id refers to; 404 naming the missing thing. */
+    baseOf(ref: { baseId?: string; tableId?: string; fieldId?: string; workflowId?: string }): string {
       if (ref.baseId !== undefined) {
         if (!baseExists.get({ id: ref.baseId })) throw notFound(`Base ${ref.baseId} not found`);
         return ref.baseId;
@@ -40,6 +41,11 @@ export function createAccess({ orm }: Deps) {
       if (ref.fieldId !== undefined) {
         const row = fieldTable.get({ id: ref.fieldId });
         if (!row) throw notFound(`Field ${ref.fieldId} not found`);
+        return this.baseOf({ tableId: row.tableId });
+      }
+      if (ref.workflowId !== undefined) {
+        const row = workflowTable.get({ id: ref.workflowId });
+        if (!row) throw notFound(`Workflow ${ref.workflowId} not found`);
         return this.baseOf({ tableId: row.tableId });
       }
       throw new Error('baseOf needs a reference');

@@ -149,6 +149,7 @@ export function createWorkflowRunner(opts: {
     wake: pump,
     /** Resolves when no run is in progress (tests and shutdown). */
     idle(): Promise<void> {
+      pump(); // runs queued a moment ago may not have been woken yet
       return active === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve));
     },
     async stop() {
