@@ -4,6 +4,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import { execute, parse, validate, GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { AppError, type ErrorCode, type ErrorDetail } from '../src/errors.js';
 import { json } from './envelopes.js';
+import { MAX_UPLOAD_BYTES } from '../src/domain/plugins.js';
 import type { Family, Route, RouteRequest } from './route.js';
 
 export const MAX_JSON_BYTES = 10 * 1024 * 1024;
@@ -63,7 +64,7 @@ function describeAjvError(e: ErrorObject): { field: string; message: string } {
 }
 
 /** Reads a JSON (or, for `form`, URL-encoded) body up to the limit, counting real bytes rather than trusting Content-Length. */
-export async function readBody(request: Request, format: 'json' | 'form' = 'json', limit = MAX_JSON_BYTES): Promise<unknown> {
+export async function readBody(request: Request, format: 'json' | 'form' | 'upload' = 'json', limit = format === 'upload' ? MAX_UPLOAD_BYTES : MAX_JSON_BYTES): Promise<unknown> {
   const declared = Number(request.headers.get('content-length') ?? 0);
   if (declared > limit) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${limit} bytes`);
   if (!request.body) return undefined;
@@ -81,8 +82,22 @@ export async function readBody(request: Request, format: 'json' | 'form' = 'json
     chunks.push(value);
   }
   if (size === 0) return undefined;
+  const contentType = request.headers.get('content-type') ?? '';
+  if (format === 'upload') {
+    const bytes = Buffer.concat(chunks);
+    if (!/multipart\/form-data/i.test(contentType)) return { file: bytes };
+    let form: FormData;
+    try {
+      form = await new Response(bytes, { headers: { 'content-type': contentType } }).formData();
+    } catch {
+      throw new AppError('BAD_REQUEST', 'Malformed multipart body');
+    }
+    const file = form.get('file');
+    if (!file || typeof file === 'string') throw new AppError('BAD_REQUEST', 'The multipart body needs a "file" part holding the package', { details: [{ field: 'file', message: 'required' }] });
+    return { file: Buffer.from(await file.arrayBuffer()) };
+  }
   const text = Buffer.concat(chunks).toString('utf8');
-  if (format === 'form' && /application\/x-www-form-urlencoded/i.test(request.headers.get('content-type') ?? '')) {
+  if (format === 'form' && /application\/x-www-form-urlencoded/i.test(contentType)) {
     return Object.fromEntries(new URLSearchParams(text));
   }
   try {

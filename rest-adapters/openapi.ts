@@ -41,6 +41,15 @@ export function buildOpenApi(routes: Route[], info: { title: string; version: st
       ...(route.auth === false ? { security: [] } : {}),
     };
     if (route.body) operation.requestBody = { required: true, content: { 'application/json': { schema: route.body } } };
+    if (route.bodyFormat === 'upload') {
+      operation.requestBody = {
+        required: true,
+        content: {
+          'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', format: 'binary' } }, required: ['file'] } },
+          'application/zip': { schema: { type: 'string', format: 'binary' } },
+        },
+      };
+    }
     (paths[route.path] ??= {})[route.method.toLowerCase()] = operation;
   }
   return {

@@ -32,8 +32,11 @@ export interface Route {
   query?: Record<string, QueryParam>;
   /** JSON Schema of the request body, checked before the operation runs. */
   body?: JsonSchema;
-  /** `form` also reads application/x-www-form-urlencoded bodies (the token endpoint). */
-  bodyFormat?: 'json' | 'form';
+  /**
+   * `form` also reads application/x-www-form-urlencoded bodies (the token endpoint); `upload` reads a package from a
+   * multipart `file` part or a raw body into `body.file` (a Buffer), up to 50 MiB.
+   */
+  bodyFormat?: 'json' | 'form' | 'upload';
   /** Open API list: `result` returns `{data, pagination}`. */
   paginated?: boolean;
   /** Counts against the application's record-write rate limit. */

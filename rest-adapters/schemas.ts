@@ -44,6 +44,19 @@ export const v1Schemas: Record<string, JsonSchema> = {
       }),
     },
   }),
+  Plugin: {
+    ...obj({
+      id: str, name: str, description: str, author: { type: 'object' }, type: { enum: ['ui', 'script'] }, version: str,
+      versions: { type: 'array', items: obj({ version: str, uploaded_at: time }) },
+      status: { enum: ['enabled', 'disabled', 'error'] }, consecutive_failures: int, permissions: { type: 'object' },
+      extension_points: { type: 'array' }, endpoints: { type: 'array' }, config_schema: { type: ['object', 'null'] },
+      created_at: time, updated_at: time, installation: obj({ installed: bool, enabled: bool }),
+    }),
+    required: ['id', 'name', 'description', 'author', 'type', 'version', 'versions', 'status', 'consecutive_failures', 'permissions', 'extension_points', 'endpoints', 'config_schema', 'created_at', 'updated_at'],
+  },
+  PluginConfig: obj({ scope: { enum: ['global', 'base'] }, base_id: { type: ['string', 'null'] }, config: { type: 'object' }, effective: { type: 'object' } }),
+  ProxyAnswer: obj({ status: int, headers: { type: 'object' }, body: str, body_encoding: { enum: ['text', 'base64'] } }),
+  SandboxUrl: obj({ url: str, expires_at: time, handshake_token: str, context: { type: 'object' }, permissions: { type: 'object' } }),
   Error: {
     type: 'object',
     required: ['code', 'msg', 'error', 'data', 'request_id'],

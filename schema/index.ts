@@ -8,6 +8,7 @@ import './types/field.js';
 import './types/record.js';
 import './types/workflow.js';
 import './types/oauth.js';
+import './types/plugin.js';
 import './types/open-api.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

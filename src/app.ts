@@ -20,10 +20,12 @@ import { openApiRoutes, routes, v1Routes } from '../rest-adapters/routes/index.j
 import { createOpenRateLimit } from '../rest-adapters/open-rate-limit.js';
 import { openSchemas } from '../rest-adapters/schemas.js';
 import { createRateLimiter } from './auth/rate-limit.js';
+import { createUrlSigner, loadOrCreateUrlKey } from './auth/url-signer.js';
 import { createWorkflowRunner } from './domain/workflow-runner.js';
 import { createGuardedFetch } from './net/ssrf-guard.js';
 import { buildOpenApi } from '../rest-adapters/openapi.js';
 import { useHttpStatusExtension } from './graphql/use-http-status-extension.js';
+import { createPluginServer } from '../plugins-runtime/serve.js';
 
 export const DB_FILE = 'table-service.db';
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -35,10 +37,12 @@ export async function createApp(config: Config) {
   const tokens = createTokenService(keys, config.publicUrl);
   const revocations = createRevocationList(sqlite);
   const store = createRecordStore(sqlite);
-  const services = createServices({ sqlite, orm, store, keys, tokens, revocations, config });
+  const fetch = createGuardedFetch({ allowPrivate: config.proxyAllowPrivate, timeoutMs: config.proxyTimeoutMs, maxBytes: config.proxyMaxBytes });
+  const signer = createUrlSigner(loadOrCreateUrlKey(config.dataDir));
+  const limiter = createRateLimiter();
+  const services = createServices({ sqlite, orm, store, keys, tokens, revocations, config, fetch, signer, limiter });
   const firstAdmin = await services.users.ensureFirstAdmin(config.adminEmail, config.adminPassword);
-  const outboundFetch = createGuardedFetch({ allowPrivate: config.proxyAllowPrivate, timeoutMs: config.proxyTimeoutMs, maxBytes: config.proxyMaxBytes });
-  const runner = createWorkflowRunner({ sqlite, workflows: services.workflows, records: services.records, fields: services.fields, fetch: outboundFetch });
+  const runner = createWorkflowRunner({ sqlite, workflows: services.workflows, records: services.records, fields: services.fields, fetch });
   runner.start();
   services.search.touchAll(sqlite.prepare('SELECT id FROM tables').pluck().all() as string[]);
 
@@ -69,12 +73,13 @@ export async function createApp(config: Config) {
     families,
     // Routes that take no bearer token (the token endpoint's Authorization is HTTP Basic) have no caller.
     context: (request, requestId, route) => (route.auth === false ? Promise.resolve({ actor: null, services, requestId }) : contextFor(request, requestId)),
-    around: createOpenRateLimit(services.apps, createRateLimiter()),
+    around: createOpenRateLimit(services.apps, limiter),
   });
   const openApiV1 = JSON.stringify(buildOpenApi(v1Routes, { title: 'Table Service API v1', version: config.version, serverUrl: config.publicUrl }));
   const openApiOpen = JSON.stringify(buildOpenApi(openApiRoutes, {
     title: 'Table Service Open API and OAuth', version: config.version, serverUrl: config.publicUrl, schemas: openSchemas,
   }));
+  const pluginServer = createPluginServer(services.plugins);
   const jsonDoc = (text: string, requestId: string) =>
     new Response(text, { headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId } });
 
@@ -85,7 +90,11 @@ export async function createApp(config: Config) {
     if (p === '/graphql') return yoga.fetch(request, { requestId });
     if (p === '/api/v1/openapi.json') return jsonDoc(openApiV1, requestId);
     if (p === '/api/open/v1/openapi.json') return jsonDoc(openApiOpen, requestId);
-    if (p.startsWith('/api/v1/') || p.startsWith('/api/auth/')) return rest.handle(request, url, requestId, 'v1');
+    if (p.startsWith('/api/plugins/')) {
+      const sandbox = request.method === 'GET' ? pluginServer.handle(url) : undefined;
+      if (sandbox) return sandbox;
+    }
+    if (p.startsWith('/api/v1/') || p.startsWith('/api/auth/') || p.startsWith('/api/plugins')) return rest.handle(request, url, requestId, 'v1');
     if (p === '/api/oauth/token') return rest.handle(request, url, requestId, 'token');
     if (p.startsWith('/api/open/') || p.startsWith('/api/oauth/') || p.startsWith('/.well-known/')) return rest.handle(request, url, requestId, 'open');
     return json(404, { code: 404, msg: `Nothing at ${p}`, error: 'NOT_FOUND', data: null, request_id: requestId }, requestId);

@@ -1,4 +1,4 @@
-// Command-line tools for operators: `backup <file>` writes a consistent online copy of the database; `help` lists commands.
+// Command-line tools: `backup <file>` copies the database online; `plugin validate|pack <dir>` checks and zips a plugin folder; `help` lists commands.
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -13,6 +13,11 @@ const USAGE = `Usage: tsx src/cli.ts <command> [arguments]
 Commands:
   backup <file>   Write a consistent copy of <DATA_DIR>/${DB_FILE} to <file> (SQLite online backup).
                   Safe while the server is running and writing. An existing <file> is replaced.
+  plugin validate <dir>
+                  Check a plugin folder with the upload rules (manifest, files, limits); print every problem.
+  plugin pack <dir> [out.stplugin.zip]
+                  Check the folder, then write it as a package (default <id>-<version>.stplugin.zip here).
+                  Files named *.stplugin.zip in the folder are left out.
   help            Show this message.
 
 Environment:
@@ -95,6 +100,100 @@ async function backupDatabase(source: string, target: string): Promise<BackupRes
   }
 }
 
+/** A plugin folder as the zip `plugin pack` would write, or the problems that stop it being zipped at all. */
+interface FolderPackage {
+  zip: Buffer | null;
+  problems: Array<{ path: string; message: string }>;
+  fileCount: number;
+  skipped: string[];
+}
+
+/**
+ * Zips a plugin folder, so that `validate` and `pack` check exactly what would be uploaded, with readPackage.
+ * Symbolic links go in as link entries (readPackage refuses them, as it would in an uploaded zip); the entry
+ * and size limits are also checked on the folder, so that an oversized folder is not read into memory first.
+ */
+async function zipFolder(dir: string, exclude: string | null): Promise<FolderPackage> {
+  const { default: JSZip } = await import('jszip');
+  const reader = await import('../plugins-runtime/package-reader.js');
+  const root = path.resolve(dir);
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(root);
+  } catch {
+    throw new CliError(`No plugin folder at ${root}`);
+  }
+  if (!stat.isDirectory()) throw new CliError(`${root} is not a folder (plugin validate and pack take the plugin's folder)`);
+
+  const found: Array<{ name: string; full: string; link: boolean }> = [];
+  const skipped: string[] = [];
+  const problems: FolderPackage['problems'] = [];
+  let bytes = 0;
+  const walk = (folder: string, prefix: string): boolean => {
+    // Sorted, so that one folder always gives the same archive.
+    for (const item of fs.readdirSync(folder, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      const full = path.join(folder, item.name);
+      const name = prefix + item.name;
+      if (item.isDirectory()) {
+        if (!walk(full, `${name}/`)) return false;
+        continue;
+      }
+      if (full === exclude || item.name.endsWith('.stplugin.zip')) {
+        skipped.push(name);
+        continue;
+      }
+      if (!item.isFile() && !item.isSymbolicLink()) {
+        problems.push({ path: name, message: 'is not a regular file' });
+        continue;
+      }
+      found.push({ name, full, link: item.isSymbolicLink() });
+      if (found.length > reader.MAX_ENTRIES) return false;
+      if (item.isFile()) bytes += fs.statSync(full).size;
+    }
+    return true;
+  };
+  walk(root, '');
+  if (found.length > reader.MAX_ENTRIES) return { zip: null, problems: [reader.tooManyEntries(reader.MAX_ENTRIES)], fileCount: found.length, skipped };
+  if (bytes > reader.MAX_BYTES) return { zip: null, problems: [...problems, reader.tooLarge(reader.MAX_BYTES)], fileCount: found.length, skipped };
+
+  const zip = new JSZip();
+  // manifest.json first: a reader listing the archive sees what it is at once.
+  found.sort((a, b) => Number(b.name === 'manifest.json') - Number(a.name === 'manifest.json'));
+  // A fixed date: packing an unchanged folder again gives the same bytes.
+  const date = new Date(Date.UTC(2020, 0, 1));
+  for (const f of found) {
+    const content = f.link ? Buffer.from(fs.readlinkSync(f.full)) : fs.readFileSync(f.full);
+    // createFolders off: folder entries would count against the entry limit for nothing.
+    zip.file(f.name, content, { date, createFolders: false, unixPermissions: f.link ? 0o120777 : 0o100644 });
+  }
+  const out = await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE', compressionOptions: { level: 9 }, platform: 'UNIX' });
+  return { zip: out, problems, fileCount: found.length, skipped };
+}
+
+/** Runs a folder through the upload checks; prints every problem. The package on success, null otherwise. */
+async function checkFolder(dir: string, exclude: string | null) {
+  const { readPackage, PackageError } = await import('../plugins-runtime/package-reader.js');
+  const { version } = await import('./version.js');
+  const folder = await zipFolder(dir, exclude);
+  let problems = folder.problems;
+  let pkg: Awaited<ReturnType<typeof readPackage>> | null = null;
+  if (folder.zip) {
+    try {
+      pkg = await readPackage(folder.zip, { hostVersion: version });
+    } catch (error) {
+      if (!(error instanceof PackageError)) throw error;
+      problems = [...problems, ...error.problems];
+    }
+  }
+  for (const name of folder.skipped) console.log(`skipped ${name} (packages are not packed into packages)`);
+  if (problems.length > 0 || !pkg || !folder.zip) {
+    console.error(`${path.resolve(dir)}: ${problems.length} problem(s) (host version ${version})`);
+    for (const p of problems) console.error(`  ${p.path || '(package)'}: ${p.message}`);
+    return null;
+  }
+  return { ...pkg, zip: folder.zip };
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   switch (command) {
@@ -106,6 +205,38 @@ async function main(argv: string[]): Promise<number> {
       console.log(`Backed up ${source}`);
       console.log(`Wrote ${r.file}: ${r.bytes} bytes, ${r.pages} pages of ${r.pageSize} bytes, in ${r.millis} ms`);
       return 0;
+    }
+    case 'plugin': {
+      // Loaded here, not at the top: backup should not pay for jszip and ajv.
+      const [sub, dir, out, ...rest] = args;
+      if (sub === 'validate') {
+        if (!dir || out !== undefined) throw new CliError(`plugin validate takes one argument, the plugin folder\n\n${USAGE}`, 2);
+        const pkg = await checkFolder(dir, null);
+        if (!pkg) return 1;
+        const m = pkg.manifest;
+        console.log(`OK: ${m.id} ${m.version} (${m.type}), ${pkg.files.size} files, ${pkg.zip.length} bytes packed`);
+        return 0;
+      }
+      if (sub === 'pack') {
+        if (!dir || rest.length > 0) throw new CliError(`plugin pack takes the plugin folder and optionally the file to write\n\n${USAGE}`, 2);
+        const target = out ? path.resolve(out) : null;
+        const pkg = await checkFolder(dir, target);
+        if (!pkg) return 1;
+        const dest = target ?? path.resolve(`${pkg.manifest.id}-${pkg.manifest.version}.stplugin.zip`);
+        if (fs.existsSync(dest) && fs.statSync(dest).isDirectory()) throw new CliError(`Cannot write ${dest}: it is a directory`);
+        // Written beside the target and renamed over it, so a failed write never leaves half a package.
+        const tmp = path.join(path.dirname(dest), `.${path.basename(dest)}.${process.pid}.tmp`);
+        try {
+          fs.writeFileSync(tmp, pkg.zip);
+          fs.renameSync(tmp, dest);
+        } catch (error) {
+          fs.rmSync(tmp, { force: true });
+          throw new CliError(`Cannot write ${dest}: ${(error as Error).message}`);
+        }
+        console.log(`Wrote ${dest}: ${pkg.manifest.id} ${pkg.manifest.version} (${pkg.manifest.type}), ${pkg.files.size} files, ${pkg.zip.length} bytes`);
+        return 0;
+      }
+      throw new CliError(`plugin takes "validate <dir>" or "pack <dir> [out.stplugin.zip]"\n\n${USAGE}`, 2);
     }
     case 'help':
     case '--help':

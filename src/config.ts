@@ -17,6 +17,8 @@ export interface Config {
   proxyAllowPrivate: string[];
   proxyTimeoutMs: number;
   proxyMaxBytes: number;
+  /** Plugin proxy requests per plugin in any 60 s window. */
+  proxyRatePerMinute: number;
 }
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env, version = '0.0.0'): Config {
@@ -35,5 +37,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, version = '0.0.
     proxyAllowPrivate: (env.PLUGIN_PROXY_ALLOW_PRIVATE ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     proxyTimeoutMs: Number(env.PLUGIN_PROXY_TIMEOUT_MS ?? 10_000),
     proxyMaxBytes: Number(env.PLUGIN_PROXY_MAX_BYTES ?? 5 * 1024 * 1024),
+    proxyRatePerMinute: Number(env.PLUGIN_PROXY_RATE_PER_MINUTE ?? 60),
   };
 }

@@ -11,6 +11,20 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'RATE_LIMITED'
   | 'INTERNAL_ERROR'
+  // Plugin platform (contract section 7).
+  | 'INVALID_PACKAGE'
+  | 'VERSION_NOT_HIGHER'
+  | 'INVALID_CONFIG'
+  | 'PERMISSION_DENIED'
+  | 'SSRF_BLOCKED'
+  | 'PLUGIN_DISABLED'
+  | 'METHOD_NOT_FOUND'
+  | 'ENDPOINT_NOT_DECLARED'
+  | 'INVALID_PARAMS'
+  | 'TIMEOUT'
+  | 'UPSTREAM_TIMEOUT'
+  | 'RESPONSE_TOO_LARGE'
+  | 'ENDPOINT_FAILED'
   // OAuth 2.0 token endpoint errors, spelled as RFC 6749 spells them.
   | 'invalid_request'
   | 'invalid_client'
@@ -27,6 +41,19 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
+  INVALID_PACKAGE: 400,
+  VERSION_NOT_HIGHER: 409,
+  INVALID_CONFIG: 400,
+  PERMISSION_DENIED: 403,
+  SSRF_BLOCKED: 403,
+  PLUGIN_DISABLED: 403,
+  METHOD_NOT_FOUND: 404,
+  ENDPOINT_NOT_DECLARED: 404,
+  INVALID_PARAMS: 400,
+  TIMEOUT: 504,
+  UPSTREAM_TIMEOUT: 504,
+  RESPONSE_TOO_LARGE: 502,
+  ENDPOINT_FAILED: 502,
   invalid_request: 400,
   invalid_client: 401,
   unsupported_grant_type: 400,

@@ -4,13 +4,14 @@ import { authRoutes } from './auth.routes.js';
 import { baseRoutes } from './bases.routes.js';
 import { oauthRoutes } from './oauth.routes.js';
 import { openRoutes } from './open.routes.js';
+import { pluginRoutes } from './plugins.routes.js';
 import { recordRoutes } from './records.routes.js';
 import { tableRoutes } from './tables.routes.js';
 import { userRoutes } from './users.routes.js';
 import { workflowRoutes } from './workflows.routes.js';
 
-/** /api/v1 and /api/auth (v1 envelope). */
-export const v1Routes: Route[] = [...authRoutes, ...userRoutes, ...baseRoutes, ...tableRoutes, ...recordRoutes, ...workflowRoutes];
+/** /api/v1, /api/auth and /api/plugins (v1 envelope). */
+export const v1Routes: Route[] = [...authRoutes, ...userRoutes, ...baseRoutes, ...tableRoutes, ...recordRoutes, ...workflowRoutes, ...pluginRoutes];
 /** /api/oauth, discovery and /api/open/v1 (open envelope and the token endpoint). */
 export const openApiRoutes: Route[] = [...oauthRoutes, ...openRoutes];
 export const routes: Route[] = [...v1Routes, ...openApiRoutes];

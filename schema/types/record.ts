@@ -34,6 +34,13 @@ builder.queryFields((t) => ({
     authScopes: (_r, a) => ({ baseRole: { tableId: String(a.tableId), role: 'viewer' } }),
     resolve: (_r, a, ctx) => ctx.services.records.listRecords(String(a.tableId), a),
   }),
+  searchRecords: t.field({
+    type: RecordPage,
+    description: 'Records holding every word of q in a text-like value (case-insensitive), in creation order',
+    args: { tableId: t.arg.id({ required: true }), q: t.arg.string({ required: true }), ...pageArgs(t.arg) },
+    authScopes: (_r, a) => ({ baseRole: { tableId: String(a.tableId), role: 'viewer' } }),
+    resolve: (_r, a, ctx) => ctx.services.records.searchRecords(String(a.tableId), { q: a.q, page: a.page, pageSize: a.pageSize }),
+  }),
   record: t.field({
     type: Record,
     args: { tableId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },

@@ -1,6 +1,6 @@
 // Drizzle definitions of the service's own metadata tables (users, bases, tables, fields, ...).
 // User records live in per-table SQLite tables managed by record-store.ts, not here.
-import { sqliteTable, text, integer, primaryKey, uniqueIndex, index } from 'drizzle-orm/sqlite-core';
+import { sqliteTable, text, integer, blob, primaryKey, uniqueIndex, index } from 'drizzle-orm/sqlite-core';
 
 export const users = sqliteTable('users', {
   id: text('id').primaryKey(),
@@ -138,3 +138,54 @@ export const searchDirty = sqliteTable('search_dirty', {
   tableId: text('table_id').notNull(),
   seq: integer('seq').notNull(),
 }, (t) => [primaryKey({ columns: [t.tableId, t.seq] })]);
+
+/** Installed plugins: one row per plugin id, pointing at its current version. */
+export const plugins = sqliteTable('plugins', {
+  id: text('id').primaryKey(),
+  type: text('type', { enum: ['ui', 'script'] }).notNull(),
+  currentVersion: text('current_version').notNull(),
+  status: text('status', { enum: ['enabled', 'disabled', 'error'] }).notNull(),
+  consecutiveFailures: integer('consecutive_failures').notNull().default(0),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+});
+
+/** Every uploaded version, kept for rollback, with its manifest. */
+export const pluginVersions = sqliteTable('plugin_versions', {
+  pluginId: text('plugin_id').notNull().references(() => plugins.id, { onDelete: 'cascade' }),
+  version: text('version').notNull(),
+  manifest: text('manifest', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+  uploadedAt: text('uploaded_at').notNull(),
+}, (t) => [primaryKey({ columns: [t.pluginId, t.version] })]);
+
+/** The files of each version (in the database, so a backup holds them too). */
+export const pluginFiles = sqliteTable('plugin_files', {
+  pluginId: text('plugin_id').notNull(),
+  version: text('version').notNull(),
+  path: text('path').notNull(),
+  content: blob('content', { mode: 'buffer' }).notNull(),
+}, (t) => [primaryKey({ columns: [t.pluginId, t.version, t.path] })]);
+
+/** Configuration per scope: base_id '' is the global scope. */
+export const pluginConfigs = sqliteTable('plugin_configs', {
+  pluginId: text('plugin_id').notNull().references(() => plugins.id, { onDelete: 'cascade' }),
+  baseId: text('base_id').notNull(),
+  config: text('config', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+  updatedAt: text('updated_at').notNull(),
+}, (t) => [primaryKey({ columns: [t.pluginId, t.baseId] })]);
+
+/** Base installations of ui plugins. */
+export const pluginInstallations = sqliteTable('plugin_installations', {
+  pluginId: text('plugin_id').notNull().references(() => plugins.id, { onDelete: 'cascade' }),
+  baseId: text('base_id').notNull().references(() => bases.id, { onDelete: 'cascade' }),
+  enabled: integer('enabled', { mode: 'boolean' }).notNull(),
+  createdAt: text('created_at').notNull(),
+}, (t) => [primaryKey({ columns: [t.pluginId, t.baseId] })]);
+
+/** Each plugin's key-value storage, per base. */
+export const pluginStorage = sqliteTable('plugin_storage', {
+  pluginId: text('plugin_id').notNull().references(() => plugins.id, { onDelete: 'cascade' }),
+  baseId: text('base_id').notNull(),
+  key: text('key').notNull(),
+  value: text('value').notNull(),
+}, (t) => [primaryKey({ columns: [t.pluginId, t.baseId, t.key] })]);

@@ -6,6 +6,9 @@ import type { RecordStore } from '../db/record-store.js';
 import type { RevocationList } from '../auth/revocations.js';
 import type { TokenService } from '../auth/tokens.js';
 import type { SigningKeys } from '../auth/keys.js';
+import type { RateLimiter } from '../auth/rate-limit.js';
+import type { UrlSigner } from '../auth/url-signer.js';
+import type { GuardedFetch } from '../net/ssrf-guard.js';
 
 export interface Deps {
   sqlite: Database.Database;
@@ -15,6 +18,11 @@ export interface Deps {
   tokens: TokenService;
   revocations: RevocationList;
   config: Config;
+  /** Outbound HTTP through the SSRF guard (workflow http_request, plugin proxy). */
+  fetch: GuardedFetch;
+  /** Signs the plugin sandbox loader and file URLs. */
+  signer: UrlSigner;
+  limiter: RateLimiter;
 }
 
 /** The caller of an operation: a signed-in user or a third-party application. */

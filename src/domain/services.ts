@@ -7,6 +7,7 @@ import { createBaseService } from './bases.js';
 import type { Deps } from './deps.js';
 import { createFieldService } from './fields.js';
 import { createOpenApiService } from './open-api.js';
+import { createPluginService } from './plugins.js';
 import { createRecordService } from './records.js';
 import { createSearchIndexer } from './search-indexer.js';
 import { createTableService } from './tables.js';
@@ -27,7 +28,11 @@ export function createServices(deps: Deps) {
   const records = createRecordService(deps, tables, fields, search);
   const openApi = createOpenApiService(deps, apps, audit, fields, records);
   const workflows = createWorkflowService(deps, bases, fields, records);
-  return { deps, keys: deps.keys, search, access, users, auth, audit, apps, bases, fields, tables, records, openApi, workflows };
+  const plugins = createPluginService(deps, {
+    access, hostVersion: deps.config.version, signer: deps.signer, fetch: deps.fetch, limiter: deps.limiter,
+    proxyRatePerMinute: deps.config.proxyRatePerMinute,
+  });
+  return { deps, keys: deps.keys, search, access, users, auth, audit, apps, bases, fields, tables, records, openApi, workflows, plugins };
 }
 
 export type Services = ReturnType<typeof createServices>;
