@@ -62,7 +62,7 @@ export const v1Schemas: Record<string, JsonSchema> = {
     required: ['code', 'msg', 'error', 'data', 'request_id'],
     properties: {
       code: int, msg: str, error: str, data: { type: 'null' }, request_id: str,
-      details: { type: 'array', items: { type: 'object', properties: { index: int, field: str, message: str }, required: ['message'] } },
+      details: { type: 'array', items: { type: 'object', properties: { index: int, field: str, path: str, message: str }, required: ['message'] } },
     },
   },
 };

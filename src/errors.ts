@@ -63,6 +63,8 @@ export const STATUS_OF: Record<ErrorCode, number> = {
 export interface ErrorDetail {
   index?: number;
   field?: string;
+  /** Where in an uploaded package (manifest pointer or archive entry). */
+  path?: string;
   message: string;
 }
 

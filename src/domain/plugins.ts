@@ -3,13 +3,13 @@
 import { randomBytes } from 'node:crypto';
 import { and, asc, count, eq } from 'drizzle-orm';
 import semver from 'semver';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { pluginConfigs, pluginFiles, pluginInstallations, pluginStorage, plugins, pluginVersions, tables } from '../db/schema.js';
 import { writeTransaction } from '../db/connection.js';
 import { AppError, badRequest, conflict, notFound, type ErrorDetail } from '../errors.js';
 import { nowIso } from '../ids.js';
 import { readPackage, PackageError } from '../../plugins-runtime/package-reader.js';
-import type { Manifest } from '../../plugins-runtime/manifest.js';
+import { compileConfigSchema, type Manifest } from '../../plugins-runtime/manifest.js';
 import type { RateLimiter } from '../auth/rate-limit.js';
 import type { UrlSigner } from '../auth/url-signer.js';
 import { BlockedError, TooLargeError, UpstreamTimeoutError, type GuardedFetch } from '../net/ssrf-guard.js';
@@ -108,7 +108,8 @@ export function createPluginService(deps: Deps, opts: {
 }) {
   const { sqlite, orm } = deps;
   const { access, signer } = opts;
-  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  /** Compiled configSchemas by plugin and version (a schema may carry an $id, so each gets its own compile). */
+  const configValidators = new Map<string, ValidateFunction>();
   /** Context of each open sandbox (selection snapshot), by handshake token, for ui.getContext and selection.get. */
   const opens = new Map<string, { pluginId: string; baseId: string; context: Record<string, unknown>; exp: number }>();
 
@@ -173,7 +174,9 @@ export function createPluginService(deps: Deps, opts: {
 
   function validateConfig(manifest: Manifest, config: unknown): ErrorDetail[] {
     if (!manifest.configSchema) return [];
-    const validate = ajv.compile(manifest.configSchema as object);
+    const key = `${manifest.id}@${manifest.version}`;
+    let validate = configValidators.get(key);
+    if (!validate) configValidators.set(key, (validate = compileConfigSchema(manifest.configSchema as Record<string, unknown>)));
     if (validate(config)) return [];
     return (validate.errors ?? []).map((e) => ({ field: e.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'config', message: `${e.instancePath || 'config'} ${e.message}` }));
   }
@@ -238,7 +241,7 @@ export function createPluginService(deps: Deps, opts: {
       } catch (e) {
         if (e instanceof PackageError) {
           throw new AppError('INVALID_PACKAGE', `The package is invalid: ${e.problems.length} problem(s)`, {
-            details: e.problems.map((p) => ({ field: p.path, message: p.message })),
+            details: e.problems.map((p) => ({ path: p.path, message: p.message })),
           });
         }
         throw e;
