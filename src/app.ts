@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { createYoga } from 'graphql-yoga';
 import { GraphQLError } from 'graphql';
 import type { Config } from './config.js';
+import { forbidden, unauthorized } from './errors.js';
 import { openDatabase } from './db/connection.js';
 import { createRecordStore } from './db/record-store.js';
 import { loadOrCreateKeys } from './auth/keys.js';
@@ -67,13 +68,20 @@ export async function createApp(config: Config) {
     },
   });
 
+  const openRateLimit = createOpenRateLimit(services.apps, limiter);
   const rest = createRestHandler<Context>({
     schema,
     routes,
     families,
     // Routes that take no bearer token (the token endpoint's Authorization is HTTP Basic) have no caller.
     context: (request, requestId, route) => (route.auth === false ? Promise.resolve({ actor: null, services, requestId }) : contextFor(request, requestId)),
-    around: createOpenRateLimit(services.apps, limiter),
+    around: (route, ctx, run, headers) => {
+      // Only a system administrator may make the server read a 50 MiB upload.
+      if (route.bodyFormat === 'upload' && !(ctx.actor?.kind === 'user' && ctx.actor.isAdmin)) {
+        throw ctx.actor ? forbidden() : unauthorized();
+      }
+      return openRateLimit(route, ctx, run, headers);
+    },
   });
   const openApiV1 = JSON.stringify(buildOpenApi(v1Routes, { title: 'Table Service API v1', version: config.version, serverUrl: config.publicUrl }));
   const openApiOpen = JSON.stringify(buildOpenApi(openApiRoutes, {

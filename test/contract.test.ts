@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { Kind, parse, validate, type OperationDefinitionNode } from 'graphql';
+import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../schema/index.js';
 import { printedSchema, SCHEMA_FILE } from '../schema/print.js';
@@ -25,6 +26,15 @@ const addFormats: FormatsPlugin =
   ((addFormatsModule as unknown as { default?: FormatsPlugin }).default ?? (addFormatsModule as unknown as FormatsPlugin));
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** Zips a folder of examples/ into a .stplugin.zip, with manifest keys replaced by `patch`. */
+async function pack(example: string, patch: Record<string, unknown> = {}): Promise<Buffer> {
+  const zip = new JSZip();
+  const dir = path.resolve(here, '../examples', example);
+  for (const f of fs.readdirSync(dir)) if (f !== 'manifest.json') zip.file(f, fs.readFileSync(path.join(dir, f)));
+  zip.file('manifest.json', JSON.stringify({ ...JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')), ...patch }));
+  return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
+}
 
 describe('the printed GraphQL schema', () => {
   it('is checked in as schema/schema.graphql and has not drifted', () => {
@@ -80,8 +90,10 @@ describe('the REST route table', () => {
     expect(routes.filter((r) => r.family === 'v1')).toEqual(v1Routes);
   });
 
-  it('every v1 route lives under /api/v1 or /api/auth; every other route where src/app.ts sends its family', () => {
-    for (const route of v1Routes) expect(route.path, `${route.method} ${route.path}`).toMatch(/^\/api\/(v1|auth)\//);
+  it('every v1 route lives under /api/v1, /api/auth or /api/plugins; every other route where src/app.ts sends its family', () => {
+    // src/app.ts sends /api/v1/..., /api/auth/... and /api/plugins (the list itself and everything below it) to the v1 family.
+    for (const route of v1Routes) expect(route.path, `${route.method} ${route.path}`).toMatch(/^\/api\/((v1|auth)\/|plugins(\/|$))/);
+    expect(v1Routes.filter((r) => r.path === '/api/plugins' || r.path.startsWith('/api/plugins/')).every((r) => r.tag === 'plugins')).toBe(true);
     for (const route of openApiRoutes) {
       const where = `${route.method} ${route.path}`;
       if (route.path === '/api/oauth/token') expect(route.family, where).toBe('token');
@@ -108,9 +120,15 @@ describe('the REST route table', () => {
       expect([...read.params].sort(), `${where}: path parameters read by variables()`).toEqual([...pathParams].sort());
       for (const p of pathParams) expect(Object.values(variables), `${where}: {${p}} reaches a variable`).toContain(`params:${p}`);
       expect([...read.query].filter((k) => !Object.keys(route.query ?? {}).includes(k)), `${where}: query keys read but not declared`).toEqual([]);
-      const bodyKeys = Object.keys((route.body?.properties as Record<string, unknown> | undefined) ?? {});
+      // An upload route has no JSON body schema: the adapter puts the package (a Buffer) in body.file, and nothing else.
+      const bodyKeys = route.bodyFormat === 'upload' ? ['file'] : Object.keys((route.body?.properties as Record<string, unknown> | undefined) ?? {});
       expect([...read.body].filter((k) => !bodyKeys.includes(k)), `${where}: body keys read but not in the body schema`).toEqual([]);
       if (route.body) expect(route.method === 'POST' || route.method === 'PUT', `${where}: a body on ${route.method}`).toBe(true);
+      if (route.bodyFormat === 'upload') {
+        expect(route.method, `${where}: an upload on ${route.method}`).toBe('POST');
+        expect(route.body, `${where}: an upload route has no JSON body schema`).toBeUndefined();
+        expect([...read.body], `${where}: an upload route reads body.file`).toEqual(['file']);
+      }
 
       // variables() fills exactly the variables the document declares.
       const operation = parse(route.document).definitions[0] as OperationDefinitionNode;
@@ -273,6 +291,7 @@ describe('/graphql', () => {
   let recordId: string;
   let fieldId: string;
   let workflowId: string;
+  let pluginId: string;
 
   beforeAll(async () => {
     c = await makeApp();
@@ -308,6 +327,18 @@ describe('/graphql', () => {
       if (Date.now() > deadline) throw new Error(`the run did not finish: ${JSON.stringify(log.body)}`);
       await new Promise((r) => setTimeout(r, 10));
     }
+    // A real plugin for the /api/plugins routes: uploaded (multipart), enabled, installed in the member's base, configured.
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(await pack('record-tagger'))]), 'record-tagger.stplugin.zip');
+    const uploaded = await c.app.fetch(new Request('http://test.local/api/plugins/upload', { method: 'POST', headers: { authorization: `Bearer ${c.adminToken}` }, body: form }));
+    const plugin = (await uploaded.json()) as any;
+    expect(uploaded.status, JSON.stringify(plugin)).toBe(201);
+    pluginId = plugin.data.id;
+    expect((await c.request('PUT', `/api/plugins/${pluginId}/status`, { body: { action: 'enable' } })).status).toBe(200);
+    const installed = await c.request('POST', `/api/plugins/${pluginId}/installations`, { token: member.token, body: { base_id: member.defaultBaseId } });
+    expect(installed.status, JSON.stringify(installed.body)).toBe(201);
+    const configured = await c.request('PUT', `/api/plugins/${pluginId}/config?scope=global`, { body: { config: { field: 'Name', note: 'global' } } });
+    expect(configured.status, JSON.stringify(configured.body)).toBe(200);
   });
   afterAll(() => c?.close());
 
@@ -365,6 +396,7 @@ describe('/graphql', () => {
   it('gives the same data as REST for every GET route run as its own GraphQL document', async () => {
     const params: Record<string, string> = {
       user_id: member.id, base_id: member.defaultBaseId, table_id: tableId, record_id: recordId, field_id: fieldId, workflow_id: workflowId,
+      plugin_id: pluginId,
     };
     const getRoutes = v1Routes.filter((r) => r.method === 'GET');
     expect(getRoutes.length).toBeGreaterThanOrEqual(10);
@@ -373,8 +405,9 @@ describe('/graphql', () => {
         if (params[n] === undefined) throw new Error(`${route.path}: no value for {${n}}`);
         return params[n];
       });
-      // System-administrator routes run with the admin token, the others with the member's.
-      const token = route.path.startsWith('/api/v1/users') ? c.adminToken : member.token;
+      // System-administrator routes run with the admin token, the others with the member's. The plugin configuration
+      // without query parameters is the global scope, which only system administrators read.
+      const token = route.path.startsWith('/api/v1/users') || route.path === '/api/plugins/{plugin_id}/config' ? c.adminToken : member.token;
       const rest = await c.request('GET', url, { token });
       expect(rest.status, `${route.method} ${url}: ${JSON.stringify(rest.body)}`).toBe(200);
       const variables = route.variables({ params, query: {}, body: {}, headers: new Headers() } as RouteRequest);
@@ -386,6 +419,12 @@ describe('/graphql', () => {
       if (route.path === '/api/v1/workflows') expect(rest.body.data.items.map((w: any) => w.id)).toEqual([workflowId]);
       if (route.path === '/api/v1/workflows/{workflow_id}') expect(rest.body.data).toMatchObject({ id: workflowId, table_id: tableId, name: 'Touch' });
       if (route.path === '/api/v1/workflows/{workflow_id}/logs') expect(rest.body.data.items).toMatchObject([{ workflow_id: workflowId, status: 'success' }]);
+      // The plugin routes compare real data too: the uploaded, enabled and configured plugin.
+      if (route.path === '/api/plugins') expect(rest.body.data.map((p: any) => [p.id, p.status])).toEqual([[pluginId, 'enabled']]);
+      if (route.path === '/api/plugins/{plugin_id}') expect(rest.body.data).toMatchObject({ id: pluginId, type: 'ui', version: '1.0.0', versions: [{ version: '1.0.0' }] });
+      if (route.path === '/api/plugins/{plugin_id}/config') {
+        expect(rest.body.data).toEqual({ scope: 'global', base_id: null, config: { field: 'Name', note: 'global' }, effective: { field: 'Name', note: 'global' } });
+      }
     }
   });
 

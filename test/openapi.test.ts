@@ -1,7 +1,13 @@
 // The generated OpenAPI document of /api/v1 and /api/auth (contract sections 1 and 8): it is served, passes
 // a standard validator, lists every route of the route table, and real answers of every route, successes
 // and errors, conform to the schema the document gives for their path, method and status.
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import JSZip from 'jszip';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,7 +34,26 @@ interface CallOpts {
   raw?: string;
   headers?: Record<string, string>;
   query?: string;
+  /** A plugin package: a zip sent as the `file` part of a multipart body (or as an application/zip body with `zip`), or a ready form. */
+  upload?: Buffer | FormData;
+  zip?: boolean;
 }
+
+const EXAMPLES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../examples');
+const exampleManifest = (example: string) => JSON.parse(fs.readFileSync(path.join(EXAMPLES, example, 'manifest.json'), 'utf8'));
+
+/** Zips a folder of examples/ into a .stplugin.zip, with manifest keys replaced by `patch`. */
+async function pack(example: string, patch: Record<string, unknown> = {}): Promise<Buffer> {
+  const zip = new JSZip();
+  const dir = path.join(EXAMPLES, example);
+  for (const f of fs.readdirSync(dir)) if (f !== 'manifest.json') zip.file(f, fs.readFileSync(path.join(dir, f)));
+  zip.file('manifest.json', JSON.stringify({ ...exampleManifest(example), ...patch }));
+  return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
+}
+
+/** A local upstream for the plugin proxy, exempted from the private-address rule through PLUGIN_PROXY_ALLOW_PRIVATE. */
+let upstream: http.Server;
+let upstreamPort = 0;
 
 let c: TestClient;
 let doc: any;
@@ -95,7 +120,7 @@ async function call(method: Method, template: string, params: Record<string, str
     if (params[name] === undefined) throw new Error(`no value for {${name}}`);
     return encodeURIComponent(params[name]);
   }) + (opts.query ? `?${opts.query}` : '');
-  const res = await c.request(method, url, opts);
+  const res = opts.upload !== undefined ? await sendUpload(method, url, opts) : await c.request(method, url, opts);
   const what = `${method} ${url}`;
   expect(res.status, `${what} answered ${JSON.stringify(res.body)?.slice(0, 500)}`).toBe(status);
   assertCommon(res, what);
@@ -108,6 +133,32 @@ async function call(method: Method, template: string, params: Record<string, str
     failed.add(`${method} ${template} ${status}`);
   }
   return res;
+}
+
+/** Sends a package as multipart/form-data (a `file` part) or as an application/zip body; answers like c.request. */
+async function sendUpload(method: Method, url: string, opts: CallOpts): Promise<TestResponse> {
+  const headers: Record<string, string> = {};
+  const token = opts.token === undefined ? c.adminToken : opts.token;
+  if (token) headers.authorization = `Bearer ${token}`;
+  let body: BodyInit;
+  if (opts.upload instanceof FormData) body = opts.upload;
+  else if (opts.zip) {
+    headers['content-type'] = 'application/zip';
+    body = new Uint8Array(opts.upload!);
+  } else {
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(opts.upload!)], { type: 'application/zip' }), 'plugin.stplugin.zip');
+    body = form;
+  }
+  const res = await c.app.fetch(new Request(`http://test.local${url}`, { method, headers: { ...headers, ...opts.headers }, body }));
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
 }
 
 /** The exact v1 error envelope, with the request id taken from the header. */
@@ -128,11 +179,20 @@ function expectError(res: TestResponse, status: number, error: string, msg: unkn
 }
 
 beforeAll(async () => {
-  c = await makeApp();
+  upstream = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': 'a=b', 'x-upstream': 'yes' });
+    res.end(JSON.stringify({ method: req.method, url: req.url }));
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  upstreamPort = (upstream.address() as AddressInfo).port;
+  c = await makeApp({ PLUGIN_PROXY_ALLOW_PRIVATE: `127.0.0.1:${upstreamPort}` });
   ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
 });
-afterAll(() => c?.close());
+afterAll(async () => {
+  await c?.close();
+  await new Promise((r) => upstream?.close(r));
+});
 
 describe('the OpenAPI document', () => {
   it('is served at /api/v1/openapi.json without a token and passes a standard OpenAPI validator', async () => {
@@ -169,7 +229,18 @@ describe('the OpenAPI document', () => {
       const success = String(route.status ?? 200);
       expect(Object.keys(op.responses).sort(), where).toEqual([success, '400', '401', '403', '404', '405', '409', '413', '429', '500'].sort());
       expect(op.responses[success].content['application/json'].schema.properties.data, where).toEqual(route.response);
-      expect(op.requestBody !== undefined, `${where}: requestBody`).toBe(route.body !== undefined);
+      expect(op.requestBody !== undefined, `${where}: requestBody`).toBe(route.body !== undefined || route.bodyFormat === 'upload');
+      if (route.bodyFormat === 'upload') {
+        // A package upload (contract section 7): a multipart `file` part, or the zip itself as the body.
+        expect(route.body, `${where}: an upload has no JSON body schema`).toBeUndefined();
+        expect(op.requestBody.required, where).toBe(true);
+        expect(Object.keys(op.requestBody.content).sort(), where).toEqual(['application/zip', 'multipart/form-data']);
+        const multipart = op.requestBody.content['multipart/form-data'].schema;
+        expect(multipart, where).toMatchObject({ type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } });
+        expect(op.requestBody.content['application/zip'].schema, where).toEqual({ type: 'string', format: 'binary' });
+      } else if (route.body !== undefined) {
+        expect(op.requestBody, where).toEqual({ required: true, content: { 'application/json': { schema: route.body } } });
+      }
       if (route.auth === false) expect(op.security, where).toEqual([]);
       else expect(op.security, where).toBeUndefined();
     }
@@ -700,6 +771,200 @@ describe('answers conform to the document', () => {
     expectError(gone, 404, 'NOT_FOUND', `Workflow ${workflow.id} not found`);
     await call('GET', '/api/v1/workflows/{workflow_id}/logs', w, 404, { token: userToken });
     await call('DELETE', '/api/v1/workflows/{workflow_id}', w, 404, { token: userToken });
+  });
+
+  it('plugins: upload, list, read, status, installations, config, rpc, proxy, sandbox URL, rollback, uninstall and their errors', async () => {
+    const manifest = exampleManifest('record-tagger');
+    const id = manifest.id as string;
+    const p = { plugin_id: id };
+    // The example plus the network permission for the local upstream (an IP literal of the allow-list).
+    const permissions = { ...manifest.permissions, network: ['127.0.0.1'] };
+
+    // Upload: multipart, then a higher version as a raw application/zip body.
+    const uploaded = await call('POST', '/api/plugins/upload', {}, 201, { upload: await pack('record-tagger', { permissions }) });
+    const plugin = uploaded.body.data;
+    expect(plugin).toEqual({
+      id, name: manifest.name, description: manifest.description, author: manifest.author, type: 'ui', version: '1.0.0',
+      versions: [{ version: '1.0.0', uploaded_at: TIME }], status: 'disabled', consecutive_failures: 0, permissions,
+      extension_points: manifest.extensionPoints, endpoints: [], config_schema: manifest.configSchema, created_at: TIME, updated_at: TIME,
+    });
+    const upgraded = await call('POST', '/api/plugins/upload', {}, 201, { upload: await pack('record-tagger', { permissions, version: '1.1.0' }), zip: true });
+    expect(upgraded.body.data).toEqual({
+      ...plugin, version: '1.1.0', versions: [{ version: '1.1.0', uploaded_at: TIME }, plugin.versions[0]], updated_at: TIME,
+    });
+    const script = await call('POST', '/api/plugins/upload', {}, 201, { upload: await pack('row-stats') });
+    expect(script.body.data).toMatchObject({ id: 'com.example.row-stats', type: 'script', status: 'disabled', endpoints: [{ name: 'summary' }] });
+
+    const same = await call('POST', '/api/plugins/upload', {}, 409, { upload: await pack('record-tagger', { permissions, version: '1.1.0' }) });
+    expectError(same, 409, 'VERSION_NOT_HIGHER', `Version 1.1.0 is not higher than 1.1.0, the highest version of ${id}`);
+    const invalid = await call('POST', '/api/plugins/upload', {}, 400, { upload: await pack('record-tagger', { id: 'com.example.broken', apiVersion: '2', entry: 'missing.js' }) });
+    expect(invalid.body).toMatchObject({ code: 400, error: 'INVALID_PACKAGE', data: null });
+    expect(invalid.body.details.length).toBeGreaterThanOrEqual(2);
+    // Every problem names where it is in the package (contract section 7: path + message).
+    for (const d of invalid.body.details) {
+      expect(d.message, JSON.stringify(d)).toEqual(expect.any(String));
+      expect(d.path ?? d.field, JSON.stringify(d)).toEqual(expect.any(String));
+    }
+    await call('GET', '/api/plugins/{plugin_id}', { plugin_id: 'com.example.broken' }, 404);
+    const noFile = new FormData();
+    noFile.append('package', new Blob([new Uint8Array(await pack('record-tagger'))]), 'plugin.zip');
+    const noPart = await call('POST', '/api/plugins/upload', {}, 400, { upload: noFile });
+    expectError(noPart, 400, 'BAD_REQUEST', 'The multipart body needs a "file" part holding the package', [{ field: 'file', message: 'required' }]);
+    const empty = await call('POST', '/api/plugins/upload', {}, 400, { upload: Buffer.alloc(0), zip: true });
+    expect(empty.body).toMatchObject({ code: 400, error: 'BAD_REQUEST' });
+    const notAZip = await call('POST', '/api/plugins/upload', {}, 400, { upload: Buffer.from('not a zip at all'), zip: true });
+    expect(notAZip.body).toMatchObject({ error: 'INVALID_PACKAGE' });
+    const tooBig = await call('POST', '/api/plugins/upload', {}, 413, { upload: Buffer.from('PK'), zip: true, headers: { 'content-length': String(50 * MIB + 1) } });
+    expectError(tooBig, 413, 'PAYLOAD_TOO_LARGE', `The body is larger than ${50 * MIB} bytes`);
+    const notAdmin = await call('POST', '/api/plugins/upload', {}, 403, { token: userToken, upload: await pack('record-tagger', { permissions, version: '2.0.0' }) });
+    expectError(notAdmin, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const anonymous = await call('POST', '/api/plugins/upload', {}, 401, { token: null, upload: await pack('record-tagger', { permissions, version: '2.0.0' }) });
+    expectError(anonymous, 401, 'UNAUTHORIZED', 'Authentication required');
+
+    // List and detail: any signed-in user; with base_id, a viewer of that base sees the installation of ui plugins.
+    const list = await call('GET', '/api/plugins', {}, 200, { token: viewerToken });
+    expect(list.body.data).toEqual([upgraded.body.data, script.body.data]);
+    const inBase = await call('GET', '/api/plugins', {}, 200, { token: viewerToken, query: `base_id=${S.base}` });
+    expect(inBase.body.data).toEqual([{ ...upgraded.body.data, installation: { installed: false, enabled: false } }, script.body.data]);
+    const one = await call('GET', '/api/plugins/{plugin_id}', p, 200, { token: viewerToken });
+    expect(one.body.data).toEqual(upgraded.body.data);
+    const oneInBase = await call('GET', '/api/plugins/{plugin_id}', p, 200, { token: viewerToken, query: `base_id=${S.base}` });
+    expect(oneInBase.body.data.installation).toEqual({ installed: false, enabled: false });
+    const outsider = await call('GET', '/api/plugins', {}, 403, { token: viewerToken, query: `base_id=${S.userBase}` });
+    expectError(outsider, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const missing = await call('GET', '/api/plugins/{plugin_id}', { plugin_id: 'com.example.nope' }, 404, { token: viewerToken });
+    expectError(missing, 404, 'NOT_FOUND', 'Plugin com.example.nope not found');
+    await call('GET', '/api/plugins', {}, 401, { token: null });
+
+    // Installations: base administrators, ui plugins only.
+    const viewerInstall = await call('POST', '/api/plugins/{plugin_id}/installations', p, 403, { token: viewerToken, body: { base_id: S.base } });
+    expectError(viewerInstall, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const installed = await call('POST', '/api/plugins/{plugin_id}/installations', p, 201, { token: userToken, body: { base_id: S.base } });
+    expect(installed.body.data).toEqual({ ...upgraded.body.data, installation: { installed: true, enabled: true } });
+    const scriptInstall = await call('POST', '/api/plugins/{plugin_id}/installations', { plugin_id: 'com.example.row-stats' }, 400, { token: userToken, body: { base_id: S.base } });
+    expectError(scriptInstall, 400, 'BAD_REQUEST', 'Plugin com.example.row-stats is a script plugin: only ui plugins are installed in bases');
+    const noBase = await call('POST', '/api/plugins/{plugin_id}/installations', p, 400, { token: userToken, body: {} });
+    expectError(noBase, 400, 'BAD_REQUEST', '"base_id" is required', [{ field: 'base_id', message: '"base_id" is required' }]);
+
+    // A first upload stays disabled until enabled: RPC, proxy and sandbox URLs answer PLUGIN_DISABLED.
+    const rpcBody = (method: string, params: unknown = {}) => ({ base_id: S.base, method, params });
+    const disabledRpc = await call('POST', '/api/plugins/{plugin_id}/rpc', p, 403, { token: userToken, body: rpcBody('table.listTables') });
+    expectError(disabledRpc, 403, 'PLUGIN_DISABLED', `Plugin ${id} is disabled`);
+    const disabledSandbox = await call('POST', '/api/plugins/{plugin_id}/sandbox-url', p, 403, { token: userToken, body: { base_id: S.base, extension_point: 'toolbar-button' } });
+    expectError(disabledSandbox, 403, 'PLUGIN_DISABLED', `Plugin ${id} is disabled`);
+
+    // Status: system administrators; restore only from error.
+    const viewerStatus = await call('PUT', '/api/plugins/{plugin_id}/status', p, 403, { token: userToken, body: { action: 'enable' } });
+    expectError(viewerStatus, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const enabled = await call('PUT', '/api/plugins/{plugin_id}/status', p, 200, { body: { action: 'enable' } });
+    expect(enabled.body.data).toEqual({ ...upgraded.body.data, status: 'enabled', updated_at: TIME });
+    const restore = await call('PUT', '/api/plugins/{plugin_id}/status', p, 409, { body: { action: 'restore' } });
+    expectError(restore, 409, 'CONFLICT', `Plugin ${id} is enabled; only a plugin in error can be restored`);
+    const badAction = await call('PUT', '/api/plugins/{plugin_id}/status', p, 400, { body: { action: 'pause' } });
+    expectError(badAction, 400, 'BAD_REQUEST', '"action" must be equal to one of the allowed values', [{ field: 'action', message: '"action" must be equal to one of the allowed values' }]);
+
+    // Enable or disable in the base; a plugin disabled there refuses RPC with PERMISSION_DENIED.
+    const off = await call('PUT', '/api/plugins/{plugin_id}/installations', p, 200, { token: userToken, body: { base_id: S.base, enabled: false } });
+    expect(off.body.data.installation).toEqual({ installed: true, enabled: false });
+    const notEnabledHere = await call('POST', '/api/plugins/{plugin_id}/rpc', p, 403, { token: userToken, body: rpcBody('table.listTables') });
+    expectError(notEnabledHere, 403, 'PERMISSION_DENIED', `Plugin ${id} is not installed and enabled in base ${S.base}`);
+    const on = await call('PUT', '/api/plugins/{plugin_id}/installations', p, 200, { token: userToken, body: { base_id: S.base, enabled: true } });
+    expect(on.body.data.installation).toEqual({ installed: true, enabled: true });
+    const viewerToggle = await call('PUT', '/api/plugins/{plugin_id}/installations', p, 403, { token: viewerToken, body: { base_id: S.base, enabled: false } });
+    expectError(viewerToggle, 403, 'FORBIDDEN', 'You do not have permission to do this');
+
+    // Configuration: global by system administrators, base by base administrators; validated against configSchema.
+    const global = await call('PUT', '/api/plugins/{plugin_id}/config', p, 200, { query: 'scope=global', body: { config: { field: 'Notes', note: 'global' } } });
+    expect(global.body.data).toEqual({ scope: 'global', base_id: null, config: { field: 'Notes', note: 'global' }, effective: { field: 'Notes', note: 'global' } });
+    const base = await call('PUT', '/api/plugins/{plugin_id}/config', p, 200, { token: userToken, query: `scope=base&base_id=${S.base}`, body: { config: { note: 'base' } } });
+    expect(base.body.data).toEqual({ scope: 'base', base_id: S.base, config: { note: 'base' }, effective: { field: 'Notes', note: 'base' } });
+    expect((await call('GET', '/api/plugins/{plugin_id}/config', p, 200, { query: 'scope=global' })).body.data).toEqual(global.body.data);
+    expect((await call('GET', '/api/plugins/{plugin_id}/config', p, 200, { token: userToken, query: `scope=base&base_id=${S.base}` })).body.data).toEqual(base.body.data);
+    const invalidConfig = await call('PUT', '/api/plugins/{plugin_id}/config', p, 400, { query: 'scope=global', body: { config: { field: 5 } } });
+    expect(invalidConfig.body).toMatchObject({ code: 400, error: 'INVALID_CONFIG', details: [expect.objectContaining({ field: 'field' })] });
+    const userGlobal = await call('PUT', '/api/plugins/{plugin_id}/config', p, 403, { token: userToken, query: 'scope=global', body: { config: {} } });
+    expectError(userGlobal, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const viewerBase = await call('GET', '/api/plugins/{plugin_id}/config', p, 403, { token: viewerToken, query: `scope=base&base_id=${S.base}` });
+    expectError(viewerBase, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const noBaseId = await call('GET', '/api/plugins/{plugin_id}/config', p, 400, { query: 'scope=base' });
+    expectError(noBaseId, 400, 'BAD_REQUEST', 'base_id is required for scope=base', [{ field: 'base_id', message: 'required' }]);
+
+    // RPC as the calling user: a viewer reads, the permission and the role are checked.
+    const tables = await call('POST', '/api/plugins/{plugin_id}/rpc', p, 200, { token: viewerToken, body: rpcBody('table.listTables') });
+    expect(tables.body.data).toEqual({
+      result: [{ id: S.clients, name: 'Clients', description: '' }, { id: S.table, name: 'Task list', description: 'Every task' }],
+    });
+    const config = await call('POST', '/api/plugins/{plugin_id}/rpc', p, 200, { token: viewerToken, body: rpcBody('config.get', null) });
+    expect(config.body.data).toEqual({ result: { field: 'Notes', note: 'base' } });
+    const viewerWrite = await call('POST', '/api/plugins/{plugin_id}/rpc', p, 403, { token: viewerToken, body: rpcBody('record.create', { tableId: S.table, values: { Name: 'x' } }) });
+    expectError(viewerWrite, 403, 'PERMISSION_DENIED', `record.create needs the editor role in base ${S.base}`);
+    const unknownMethod = await call('POST', '/api/plugins/{plugin_id}/rpc', p, 404, { token: viewerToken, body: rpcBody('nope.method') });
+    expectError(unknownMethod, 404, 'METHOD_NOT_FOUND', 'Unknown method "nope.method"');
+    const noMethod = await call('POST', '/api/plugins/{plugin_id}/rpc', p, 400, { token: viewerToken, body: { base_id: S.base } });
+    expectError(noMethod, 400, 'BAD_REQUEST', '"method" is required', [{ field: 'method', message: '"method" is required' }]);
+
+    // Proxy: to a host of permissions.network; Set-Cookie never comes back.
+    const proxied = await call('POST', '/api/plugins/{plugin_id}/proxy', p, 200, {
+      token: userToken, body: { base_id: S.base, url: `http://127.0.0.1:${upstreamPort}/hello?x=1`, method: 'POST', headers: { Cookie: 'secret', 'X-Custom': 'kept' }, body: 'hi' },
+    });
+    expect(proxied.body.data).toEqual({ status: 200, headers: expect.objectContaining({ 'x-upstream': 'yes', 'content-type': 'application/json' }), body: expect.any(String), body_encoding: 'text' });
+    expect(JSON.parse(proxied.body.data.body)).toEqual({ method: 'POST', url: '/hello?x=1' });
+    expect(proxied.body.data.headers['set-cookie']).toBeUndefined();
+    const foreign = await call('POST', '/api/plugins/{plugin_id}/proxy', p, 403, { token: userToken, body: { base_id: S.base, url: 'http://example.org/' } });
+    expectError(foreign, 403, 'PERMISSION_DENIED', "example.org is not in the plugin's network allow-list");
+    const ssrf = await call('POST', '/api/plugins/{plugin_id}/proxy', p, 403, { token: userToken, body: { base_id: S.base, url: 'http://127.0.0.1:9/' } });
+    expect(ssrf.body).toMatchObject({ error: 'SSRF_BLOCKED' });
+
+    // Sandbox URL: a signed loader URL of the current version, valid 10 minutes.
+    const sandbox = await call('POST', '/api/plugins/{plugin_id}/sandbox-url', p, 200, {
+      token: viewerToken, body: { base_id: S.base, table_id: S.table, extension_point: 'toolbar-button', selection: { recordIds: ['rec1'], total: 1 } },
+    });
+    expect(sandbox.body.data).toMatchObject({
+      url: expect.stringMatching(new RegExp(`^http://test\\.local/api/plugins/${id.replace(/\./g, '\\.')}/versions/1\\.1\\.0/loader\\.html\\?`)),
+      expires_at: TIME, handshake_token: expect.any(String), permissions,
+      context: { pluginId: id, baseId: S.base, tableId: S.table, extensionPoint: 'toolbar-button', selection: expect.objectContaining({ recordIds: ['rec1'], total: 1, truncated: false }) },
+    });
+    const ttl = new Date(sandbox.body.data.expires_at).getTime() - Date.now();
+    expect(ttl > 590_000 && ttl <= 600_000).toBe(true);
+    expect((await c.app.fetch(new Request(sandbox.body.data.url))).status).toBe(200);
+    const badPoint = await call('POST', '/api/plugins/{plugin_id}/sandbox-url', p, 400, { token: viewerToken, body: { base_id: S.base, extension_point: 'home-menu' } });
+    expectError(badPoint, 400, 'INVALID_PARAMS', 'extension_point must be one the plugin declares: toolbar-button, side-panel');
+
+    // Rollback: system administrators, to a retained version; status, configuration and installations stay.
+    const userRollback = await call('POST', '/api/plugins/{plugin_id}/rollback', p, 403, { token: userToken, body: { version: '1.0.0' } });
+    expectError(userRollback, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const rolledBack = await call('POST', '/api/plugins/{plugin_id}/rollback', p, 200, { body: { version: '1.0.0' } });
+    expect(rolledBack.body.data).toEqual({ ...enabled.body.data, version: '1.0.0', updated_at: TIME });
+    const current = await call('POST', '/api/plugins/{plugin_id}/rollback', p, 409, { body: { version: '1.0.0' } });
+    expectError(current, 409, 'CONFLICT', 'Version 1.0.0 is already current');
+    const notRetained = await call('POST', '/api/plugins/{plugin_id}/rollback', p, 404, { body: { version: '9.9.9' } });
+    expectError(notRetained, 404, 'NOT_FOUND', `Version 9.9.9 of plugin ${id} is not retained`);
+    expect((await call('GET', '/api/plugins/{plugin_id}/config', p, 200, { token: userToken, query: `scope=base&base_id=${S.base}` })).body.data).toEqual(base.body.data);
+    expect((await call('GET', '/api/plugins/{plugin_id}', p, 200, { token: viewerToken, query: `base_id=${S.base}` })).body.data).toMatchObject({
+      version: '1.0.0', status: 'enabled', installation: { installed: true, enabled: true },
+    });
+
+    // Remove from the base, then uninstall.
+    const removed = await call('DELETE', '/api/plugins/{plugin_id}/installations', p, 200, { token: userToken, query: `base_id=${S.base}` });
+    expect(removed.body.data).toEqual({ ...rolledBack.body.data, installation: { installed: false, enabled: false } });
+    const removedAgain = await call('DELETE', '/api/plugins/{plugin_id}/installations', p, 404, { token: userToken, query: `base_id=${S.base}` });
+    expectError(removedAgain, 404, 'NOT_FOUND', `Plugin ${id} is not installed in base ${S.base}`);
+    const noQuery = await call('DELETE', '/api/plugins/{plugin_id}/installations', p, 400, { token: userToken });
+    expectError(noQuery, 400, 'BAD_REQUEST', 'base_id is required', [{ field: 'base_id', message: 'required' }]);
+    const userUninstall = await call('DELETE', '/api/plugins/{plugin_id}', p, 403, { token: userToken });
+    expectError(userUninstall, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const uninstalled = await call('DELETE', '/api/plugins/{plugin_id}', p, 200);
+    expect(uninstalled.body).toEqual({ code: 0, msg: 'success', data: { id, deleted: true } });
+    await call('GET', '/api/plugins/{plugin_id}', p, 404);
+    await call('DELETE', '/api/plugins/{plugin_id}', p, 404);
+    // Uninstalling took every version, the configuration and the installations: the same id uploads again as a first upload.
+    const again = await call('POST', '/api/plugins/upload', {}, 201, { upload: await pack('record-tagger', { permissions }) });
+    expect(again.body.data).toMatchObject({ id, version: '1.0.0', versions: [{ version: '1.0.0' }], status: 'disabled' });
+    expect((await call('GET', '/api/plugins/{plugin_id}/config', p, 200, { query: `scope=base&base_id=${S.base}` })).body.data).toEqual({ scope: 'base', base_id: S.base, config: {}, effective: {} });
+    expect((await call('GET', '/api/plugins/{plugin_id}', p, 200, { query: `base_id=${S.base}` })).body.data.installation).toEqual({ installed: false, enabled: false });
+    await call('DELETE', '/api/plugins/{plugin_id}', p, 200);
+    await call('DELETE', '/api/plugins/{plugin_id}', { plugin_id: 'com.example.row-stats' }, 200);
+    expect((await call('GET', '/api/plugins', {}, 200)).body.data).toEqual([]);
   });
 
   it('deleting what was built: tables, bases and users', async () => {

@@ -1,7 +1,17 @@
-// Permission matrix over every /api/v1 and /api/auth endpoint (contract section 2):
+// Permission matrix over every /api/v1, /api/auth and /api/plugins endpoint (contract sections 2 and 7, spec 3 section 4.1):
 // viewers read; editors also write records and trigger workflows; admins also change tables, fields, members and
 // workflows and read run logs; owners also delete the base; the system administrator acts as owner everywhere and alone uses /api/v1/users; non-members get
 // 403 on an existing base's resources and 404 for ids that do not exist; no token gives 401.
+// Plugins: upload, status, rollback, uninstall and the global configuration are for system administrators; any signed-in user
+// lists and reads plugins (a viewer of the base when base_id is given); base administrators manage installations and the base
+// configuration; RPC, proxy and sandbox URLs take any signed-in user and answer 403 PERMISSION_DENIED (role, membership,
+// installation) or PLUGIN_DISABLED from the plugin service.
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../rest-adapters/routes/index.js';
 import { makeApp, makeTable, type TestClient, type TestResponse } from './helpers.js';
@@ -21,8 +31,11 @@ const tokens = {} as Record<ActorName, string | null>;
 const ids = {} as Record<ActorName, string>;
 const emails = {} as Record<ActorName, string>;
 const PASSWORDS: Partial<Record<ActorName, string>> = {};
-/** The shared fixture: base B owned by O with A admin, E editor, V viewer; table T with field F, record R and manual workflow W; X a spare user. */
-const fx = { base: '', table: '', field: '', record: '', workflow: '', spare: '' };
+/**
+ * The shared fixture: base B owned by O with A admin, E editor, V viewer; table T with field F, record R and manual workflow W; X a spare user;
+ * plugin P (ui, enabled, installed and enabled in B, may reach the local upstream) and Q (ui, enabled, installed in B, toggled by the rows).
+ */
+const fx = { base: '', table: '', field: '', record: '', workflow: '', spare: '', plugin: '', sparePlugin: '' };
 let seq = 0;
 const uniq = (p: string) => `${p}${++seq}${Math.random().toString(36).slice(2, 6)}`;
 
@@ -37,11 +50,11 @@ function expected(min: Min, actor: ActorName, ok: number): number {
   return RANK[role] >= RANK[min] ? ok : 403;
 }
 
-/** Asserts the exact v1 error envelope. */
-function expectError(res: TestResponse, status: number) {
-  expect(res.status).toBe(status);
+/** Asserts the exact v1 error envelope; `code` defaults to the generic code of the status. */
+function expectError(res: TestResponse, status: number, code = CODE_OF[status]) {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
   const { details, ...rest } = res.body ?? {};
-  expect(rest).toEqual({ code: status, msg: expect.any(String), error: CODE_OF[status], data: null, request_id: res.headers.get('x-request-id') });
+  expect(rest).toEqual({ code: status, msg: expect.any(String), error: code, data: null, request_id: res.headers.get('x-request-id') });
   if (details !== undefined) expect(details).toEqual(expect.arrayContaining([expect.objectContaining({ message: expect.any(String) })]));
   expect(res.body.msg.length).toBeGreaterThan(0);
 }
@@ -73,9 +86,44 @@ async function freshUser(): Promise<string> {
   return (await ok(await c.request('POST', '/api/v1/users', { body: { email: `${uniq('u')}@test.local`, name: 'Spare', password: 'password-123' } }), 201)).id;
 }
 
+// Plugins: packages built from examples/record-tagger, with the network permission for the local upstream.
+const EXAMPLE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../examples/record-tagger');
+const MANIFEST = JSON.parse(fs.readFileSync(path.join(EXAMPLE, 'manifest.json'), 'utf8'));
+const PERMISSIONS = { ...MANIFEST.permissions, network: ['127.0.0.1'] };
+let upstream: http.Server;
+let upstreamPort = 0;
+
+async function pack(patch: Record<string, unknown>): Promise<Buffer> {
+  const zip = new JSZip();
+  for (const f of fs.readdirSync(EXAMPLE)) if (f !== 'manifest.json') zip.file(f, fs.readFileSync(path.join(EXAMPLE, f)));
+  zip.file('manifest.json', JSON.stringify({ ...MANIFEST, permissions: PERMISSIONS, ...patch }));
+  return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
+}
+/** Sends a package as multipart/form-data with a `file` part. */
+async function upload(zip: Buffer, token: string | null | undefined): Promise<TestResponse> {
+  const form = new FormData();
+  form.append('file', new Blob([new Uint8Array(zip)], { type: 'application/zip' }), 'plugin.stplugin.zip');
+  const res = await c.app.fetch(new Request('http://test.local/api/plugins/upload', { method: 'POST', headers: token ? { authorization: `Bearer ${token}` } : {}, body: form }));
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+}
+const newPluginId = () => `com.example.${uniq('m')}`;
+/** A ui plugin uploaded by the system administrator in the given versions (the last is current); optionally enabled and installed in the fixture base. */
+async function freshPlugin(opts: { versions?: string[]; enable?: boolean; install?: boolean } = {}): Promise<string> {
+  const id = newPluginId();
+  for (const version of opts.versions ?? ['1.0.0']) await ok(await upload(await pack({ id, version }), tokens.S), 201);
+  if (opts.enable) await ok(await c.request('PUT', `/api/plugins/${id}/status`, { body: { action: 'enable' } }));
+  if (opts.install) await ok(await c.request('POST', `/api/plugins/${id}/installations`, { body: { base_id: fx.base } }), 201);
+  return id;
+}
+const pluginOf = async (id: string, baseId?: string) => (await c.request('GET', `/api/plugins/${id}${baseId ? `?base_id=${baseId}` : ''}`)).body.data;
+const rpc = (method: string, params: unknown = {}) => ({ base_id: fx.base, method, params });
+
 interface Call {
   url: string;
   body?: unknown;
+  /** A plugin package, sent as the `file` part of a multipart body instead of `body`. */
+  upload?: Buffer;
   /** Overrides the actor's token (e.g. a second token for logout). */
   token?: string | null;
   /** Anything the check needs. */
@@ -88,6 +136,8 @@ interface Row {
   min: Min;
   ok: number;
   prepare: (actor: ActorName) => Promise<Call>;
+  /** The error code of a 403 when it is not FORBIDDEN (the plugin service's own checks answer PERMISSION_DENIED). */
+  denied?: string;
   /** Runs after the call: `allowed` tells whether it should have taken effect. */
   check?: (call: Call, allowed: boolean, res: TestResponse, actor: ActorName) => Promise<void>;
 }
@@ -439,10 +489,183 @@ const ROWS: Row[] = [
       if (allowed) expect(res.body.data.items.map((r: any) => r.run_id)).toEqual(await runIds());
     },
   },
+  // /api/plugins: system administrators manage packages and the global configuration.
+  {
+    method: 'POST', path: '/api/plugins/upload', min: 'systemAdmin', ok: 201,
+    prepare: async () => {
+      const id = newPluginId();
+      return { url: '/api/plugins/upload', upload: await pack({ id }), ref: id };
+    },
+    check: async (call, allowed, res) => {
+      if (allowed) expect(res.body.data).toMatchObject({ id: call.ref, version: '1.0.0', status: 'disabled' });
+      expect(await status(`/api/plugins/${call.ref}`)).toBe(allowed ? 200 : 404);
+    },
+  },
+  {
+    method: 'GET', path: '/api/plugins', min: 'loggedIn', ok: 200,
+    prepare: async () => ({ url: '/api/plugins' }),
+    check: async (_call, allowed, res) => {
+      if (!allowed) return;
+      const p = res.body.data.find((x: any) => x.id === fx.plugin);
+      expect(p).toMatchObject({ status: 'enabled', type: 'ui' });
+      expect(p.installation).toBeUndefined();
+    },
+  },
+  {
+    // With base_id: a viewer of that base, and ui plugins carry their installation there.
+    method: 'GET', path: '/api/plugins', min: 'viewer', ok: 200,
+    prepare: async () => ({ url: `/api/plugins?base_id=${fx.base}` }),
+    check: async (_call, allowed, res) => {
+      if (allowed) expect(res.body.data.find((x: any) => x.id === fx.plugin).installation).toEqual({ installed: true, enabled: true });
+    },
+  },
+  {
+    method: 'GET', path: '/api/plugins/{plugin_id}', min: 'loggedIn', ok: 200,
+    prepare: async () => ({ url: `/api/plugins/${fx.plugin}` }),
+    check: async (_call, allowed, res) => {
+      if (allowed) expect(res.body.data).toMatchObject({ id: fx.plugin, versions: [{ version: '1.0.0' }] });
+    },
+  },
+  {
+    method: 'GET', path: '/api/plugins/{plugin_id}', min: 'viewer', ok: 200,
+    prepare: async () => ({ url: `/api/plugins/${fx.plugin}?base_id=${fx.base}` }),
+    check: async (_call, allowed, res) => {
+      if (allowed) expect(res.body.data.installation).toEqual({ installed: true, enabled: true });
+    },
+  },
+  {
+    method: 'PUT', path: '/api/plugins/{plugin_id}/status', min: 'systemAdmin', ok: 200,
+    prepare: async () => {
+      const id = await freshPlugin();
+      return { url: `/api/plugins/${id}/status`, body: { action: 'enable' }, ref: id };
+    },
+    check: async (call, allowed) => expect((await pluginOf(call.ref!)).status).toBe(allowed ? 'enabled' : 'disabled'),
+  },
+  {
+    method: 'POST', path: '/api/plugins/{plugin_id}/rollback', min: 'systemAdmin', ok: 200,
+    prepare: async () => {
+      const id = await freshPlugin({ versions: ['1.0.0', '1.1.0'] });
+      return { url: `/api/plugins/${id}/rollback`, body: { version: '1.0.0' }, ref: id };
+    },
+    check: async (call, allowed) => expect((await pluginOf(call.ref!)).version).toBe(allowed ? '1.0.0' : '1.1.0'),
+  },
+  {
+    method: 'DELETE', path: '/api/plugins/{plugin_id}', min: 'systemAdmin', ok: 200,
+    prepare: async () => {
+      const id = await freshPlugin({ enable: true, install: true });
+      return { url: `/api/plugins/${id}`, ref: id };
+    },
+    check: async (call, allowed, res) => {
+      if (allowed) expect(res.body.data).toEqual({ id: call.ref, deleted: true });
+      expect(await status(`/api/plugins/${call.ref}`)).toBe(allowed ? 404 : 200);
+    },
+  },
+  // Configuration: scope=global for system administrators, scope=base for base administrators.
+  {
+    method: 'GET', path: '/api/plugins/{plugin_id}/config', min: 'systemAdmin', ok: 200,
+    prepare: async () => ({ url: `/api/plugins/${fx.plugin}/config?scope=global` }),
+    check: async (_call, allowed, res) => {
+      if (allowed) expect(res.body.data).toMatchObject({ scope: 'global', base_id: null });
+    },
+  },
+  {
+    method: 'GET', path: '/api/plugins/{plugin_id}/config', min: 'admin', ok: 200,
+    prepare: async () => ({ url: `/api/plugins/${fx.plugin}/config?scope=base&base_id=${fx.base}` }),
+    check: async (_call, allowed, res) => {
+      if (allowed) expect(res.body.data).toMatchObject({ scope: 'base', base_id: fx.base });
+    },
+  },
+  {
+    method: 'PUT', path: '/api/plugins/{plugin_id}/config', min: 'systemAdmin', ok: 200,
+    prepare: async (a) => ({ url: `/api/plugins/${fx.plugin}/config?scope=global`, body: { config: { note: `global by ${a}` } }, ref: `global by ${a}` }),
+    check: async (call, allowed) => {
+      const config = (await c.request('GET', `/api/plugins/${fx.plugin}/config?scope=global`)).body.data.config;
+      expect(config.note === call.ref).toBe(allowed);
+    },
+  },
+  {
+    method: 'PUT', path: '/api/plugins/{plugin_id}/config', min: 'admin', ok: 200,
+    prepare: async (a) => ({ url: `/api/plugins/${fx.plugin}/config?scope=base&base_id=${fx.base}`, body: { config: { note: `base by ${a}` } }, ref: `base by ${a}` }),
+    check: async (call, allowed) => {
+      const config = (await c.request('GET', `/api/plugins/${fx.plugin}/config?scope=base&base_id=${fx.base}`)).body.data.config;
+      expect(config.note === call.ref).toBe(allowed);
+    },
+  },
+  // Installations: base administrators.
+  {
+    method: 'POST', path: '/api/plugins/{plugin_id}/installations', min: 'admin', ok: 201,
+    prepare: async () => {
+      const id = await freshPlugin({ enable: true });
+      return { url: `/api/plugins/${id}/installations`, body: { base_id: fx.base }, ref: id };
+    },
+    check: async (call, allowed) => {
+      expect((await pluginOf(call.ref!, fx.base)).installation).toEqual({ installed: allowed, enabled: allowed });
+    },
+  },
+  {
+    method: 'PUT', path: '/api/plugins/{plugin_id}/installations', min: 'admin', ok: 200,
+    prepare: async () => {
+      await ok(await c.request('POST', `/api/plugins/${fx.sparePlugin}/installations`, { body: { base_id: fx.base } }), 201);
+      return { url: `/api/plugins/${fx.sparePlugin}/installations`, body: { base_id: fx.base, enabled: false } };
+    },
+    check: async (_call, allowed) => {
+      expect((await pluginOf(fx.sparePlugin, fx.base)).installation).toEqual({ installed: true, enabled: !allowed });
+    },
+  },
+  {
+    method: 'DELETE', path: '/api/plugins/{plugin_id}/installations', min: 'admin', ok: 200,
+    prepare: async () => {
+      await ok(await c.request('POST', `/api/plugins/${fx.sparePlugin}/installations`, { body: { base_id: fx.base } }), 201);
+      return { url: `/api/plugins/${fx.sparePlugin}/installations?base_id=${fx.base}` };
+    },
+    check: async (_call, allowed) => {
+      expect((await pluginOf(fx.sparePlugin, fx.base)).installation).toEqual({ installed: !allowed, enabled: !allowed });
+    },
+  },
+  // RPC, proxy and sandbox URLs: any signed-in user; the plugin service checks membership and role (403 PERMISSION_DENIED).
+  {
+    method: 'POST', path: '/api/plugins/{plugin_id}/rpc', min: 'viewer', ok: 200, denied: 'PERMISSION_DENIED',
+    prepare: async () => ({ url: `/api/plugins/${fx.plugin}/rpc`, body: rpc('table.listTables') }),
+    check: async (_call, allowed, res) => {
+      if (allowed) expect(res.body.data.result.map((t: any) => t.id)).toContain(fx.table);
+    },
+  },
+  {
+    method: 'POST', path: '/api/plugins/{plugin_id}/rpc', min: 'editor', ok: 200, denied: 'PERMISSION_DENIED',
+    prepare: async () => {
+      const name = uniq('rpc');
+      return { url: `/api/plugins/${fx.plugin}/rpc`, body: rpc('record.create', { tableId: fx.table, values: { Name: name } }), ref: name };
+    },
+    check: async (call, allowed, res) => {
+      if (allowed) expect(res.body.data.result).toMatchObject({ id: expect.stringMatching(/^rec/), values: { Name: call.ref } });
+      const filter = encodeURIComponent(JSON.stringify({ field: 'Name', operator: 'eq', value: call.ref }));
+      expect((await c.request('GET', `/api/v1/tables/${fx.table}/records?filter=${filter}`)).body.data.total).toBe(allowed ? 1 : 0);
+    },
+  },
+  {
+    method: 'POST', path: '/api/plugins/{plugin_id}/proxy', min: 'viewer', ok: 200, denied: 'PERMISSION_DENIED',
+    prepare: async (a) => ({ url: `/api/plugins/${fx.plugin}/proxy`, body: { base_id: fx.base, url: `http://127.0.0.1:${upstreamPort}/by/${a}` } }),
+    check: async (_call, allowed, res, a) => {
+      if (allowed) expect(JSON.parse(res.body.data.body)).toEqual({ method: 'GET', url: `/by/${a}` });
+    },
+  },
+  {
+    method: 'POST', path: '/api/plugins/{plugin_id}/sandbox-url', min: 'viewer', ok: 200, denied: 'PERMISSION_DENIED',
+    prepare: async () => ({ url: `/api/plugins/${fx.plugin}/sandbox-url`, body: { base_id: fx.base, table_id: fx.table, extension_point: 'toolbar-button' } }),
+    check: async (_call, allowed, res) => {
+      if (allowed) expect(res.body.data.url).toContain(`/api/plugins/${fx.plugin}/versions/1.0.0/loader.html?`);
+    },
+  },
 ];
 
 beforeAll(async () => {
-  c = await makeApp();
+  upstream = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ method: req.method, url: req.url }));
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  upstreamPort = (upstream.address() as AddressInfo).port;
+  c = await makeApp({ PLUGIN_PROXY_ALLOW_PRIVATE: `127.0.0.1:${upstreamPort}` });
   tokens.S = c.adminToken;
   tokens.anon = null;
   const me = (await c.request('GET', '/api/auth/me')).body.data;
@@ -465,12 +688,17 @@ beforeAll(async () => {
   fx.field = (await c.request('GET', `/api/v1/tables/${fx.table}/fields`)).body.data.items[0].id;
   fx.record = (await ok(await c.request('POST', `/api/v1/tables/${fx.table}/records`, { token: tokens.O, body: { fields: { Name: 'fixture' } } }), 201)).id;
   fx.workflow = (await ok(await c.request('POST', '/api/v1/workflows', { token: tokens.O, body: workflowBody('Matrix flow') }), 201)).id;
+  fx.plugin = await freshPlugin({ enable: true, install: true });
+  fx.sparePlugin = await freshPlugin({ enable: true, install: true });
 });
-afterAll(() => c?.close());
+afterAll(async () => {
+  await c?.close();
+  await new Promise((r) => upstream?.close(r));
+});
 
 describe('the matrix covers the route table', () => {
-  it('has a row for every auth, users, bases, tables, fields, records and workflows route', () => {
-    const tags = new Set(['auth', 'users', 'bases', 'tables', 'fields', 'records', 'workflows']);
+  it('has a row for every auth, users, bases, tables, fields, records, workflows and plugins route', () => {
+    const tags = new Set(['auth', 'users', 'bases', 'tables', 'fields', 'records', 'workflows', 'plugins']);
     const table = routes.filter((r) => tags.has(r.tag)).map((r) => `${r.method} ${r.path}`).sort();
     const covered = [...new Set(ROWS.map((r) => `${r.method} ${r.path}`))].sort();
     expect(covered).toEqual(table);
@@ -484,11 +712,11 @@ for (const row of ROWS) {
       it(`${actor} → ${want}`, async () => {
         const call = await row.prepare(actor);
         const token = 'token' in call ? call.token : tokens[actor];
-        const res = await c.request(row.method, call.url, { token, body: call.body });
+        const res = call.upload ? await upload(call.upload, token) : await c.request(row.method, call.url, { token, body: call.body });
         if (want === row.ok) {
           expect(res.status, JSON.stringify(res.body)).toBe(want);
           expect(res.body).toMatchObject({ code: 0, msg: 'success' });
-        } else expectError(res, want);
+        } else expectError(res, want, want === 403 && row.denied ? row.denied : undefined);
         await row.check?.(call, want === row.ok, res, actor);
       });
     }
@@ -563,6 +791,69 @@ describe('ids that do not exist', () => {
     }
   }
 
+  // Plugins. A missing plugin, or a missing base named by base_id, is a 404 to every signed-in user.
+  const NOPE = 'com.example.nope';
+  const MISSING_PLUGIN: Array<() => [string, string, unknown?]> = [
+    () => ['GET', `/api/plugins/${NOPE}`],
+    () => ['GET', '/api/plugins?base_id=bsenope'],
+    () => ['GET', `/api/plugins/${fx.plugin}?base_id=bsenope`],
+    () => ['POST', `/api/plugins/${NOPE}/rpc`, rpc('table.listTables')],
+    () => ['POST', `/api/plugins/${NOPE}/proxy`, { base_id: fx.base, url: `http://127.0.0.1:${upstreamPort}/` }],
+    () => ['POST', `/api/plugins/${NOPE}/sandbox-url`, { base_id: fx.base, extension_point: 'toolbar-button' }],
+    () => ['POST', `/api/plugins/${fx.plugin}/rpc`, { base_id: 'bsenope', method: 'table.listTables' }],
+    () => ['POST', `/api/plugins/${fx.plugin}/proxy`, { base_id: 'bsenope', url: `http://127.0.0.1:${upstreamPort}/` }],
+    () => ['POST', `/api/plugins/${fx.plugin}/sandbox-url`, { base_id: 'bsenope', extension_point: 'toolbar-button' }],
+    () => ['POST', `/api/plugins/${fx.plugin}/installations`, { base_id: 'bsenope' }],
+    () => ['PUT', `/api/plugins/${fx.plugin}/installations`, { base_id: 'bsenope', enabled: false }],
+    () => ['DELETE', `/api/plugins/${fx.plugin}/installations?base_id=bsenope`],
+    () => ['GET', `/api/plugins/${fx.plugin}/config?scope=base&base_id=bsenope`],
+    () => ['PUT', `/api/plugins/${fx.plugin}/config?scope=base&base_id=bsenope`, { config: {} }],
+  ];
+  // System-administrator operations on a missing plugin: 404 to the system administrator, 403 to everyone else.
+  const MISSING_PLUGIN_ADMIN: Array<[string, string, unknown?]> = [
+    ['PUT', `/api/plugins/${NOPE}/status`, { action: 'enable' }],
+    ['POST', `/api/plugins/${NOPE}/rollback`, { version: '1.0.0' }],
+    ['DELETE', `/api/plugins/${NOPE}`],
+    ['GET', `/api/plugins/${NOPE}/config?scope=global`],
+    ['PUT', `/api/plugins/${NOPE}/config?scope=global`, { config: {} }],
+  ];
+  // Base-administrator operations on a missing plugin inside the fixture base: the role check comes first.
+  const MISSING_PLUGIN_IN_BASE: Array<() => [string, string, unknown?]> = [
+    () => ['POST', `/api/plugins/${NOPE}/installations`, { base_id: fx.base }],
+    () => ['PUT', `/api/plugins/${NOPE}/installations`, { base_id: fx.base, enabled: false }],
+    () => ['DELETE', `/api/plugins/${NOPE}/installations?base_id=${fx.base}`],
+    () => ['GET', `/api/plugins/${NOPE}/config?scope=base&base_id=${fx.base}`],
+    () => ['PUT', `/api/plugins/${NOPE}/config?scope=base&base_id=${fx.base}`, { config: {} }],
+  ];
+  for (const actor of ACTORS) {
+    const want = actor === 'anon' ? 401 : 404;
+    it(`a missing plugin or base answers ${want} to ${actor} on the plugin routes`, async () => {
+      for (const entry of MISSING_PLUGIN) {
+        const [method, url, body] = entry();
+        const res = await c.request(method, url, { token: tokens[actor], body });
+        expect(res.status, `${method} ${url}: ${JSON.stringify(res.body)}`).toBe(want);
+        expectError(res, want);
+      }
+    });
+    const wantAdmin = expected('systemAdmin', actor, 200) === 200 ? 404 : expected('systemAdmin', actor, 200);
+    it(`a missing plugin answers ${wantAdmin} to ${actor} on the system-administrator routes`, async () => {
+      for (const [method, url, body] of MISSING_PLUGIN_ADMIN) {
+        const res = await c.request(method, url, { token: tokens[actor], body });
+        expect(res.status, `${method} ${url}: ${JSON.stringify(res.body)}`).toBe(wantAdmin);
+        expectError(res, wantAdmin);
+      }
+    });
+    const wantInBase = expected('admin', actor, 200) === 200 ? 404 : expected('admin', actor, 200);
+    it(`a missing plugin in an existing base answers ${wantInBase} to ${actor} on the base-administrator routes`, async () => {
+      for (const entry of MISSING_PLUGIN_IN_BASE) {
+        const [method, url, body] = entry();
+        const res = await c.request(method, url, { token: tokens[actor], body });
+        expect(res.status, `${method} ${url}: ${JSON.stringify(res.body)}`).toBe(wantInBase);
+        expectError(res, wantInBase);
+      }
+    });
+  }
+
   it('the users endpoints answer 404 for a missing user id to the system administrator', async () => {
     for (const [method, body] of [['GET'], ['PUT', { name: 'x' }], ['DELETE']] as const) {
       expectError(await c.request(method, '/api/v1/users/usrnope', { body }), 404);
@@ -576,5 +867,57 @@ describe('tokens', () => {
       const res = await c.request('GET', '/api/v1/bases', { token: null, headers: { authorization: header } });
       expectError(res, 401);
     }
+  });
+});
+
+describe('the plugin service refuses calls the route scope lets through', () => {
+  // Checked in order by src/domain/plugins.ts: plugin enabled (PLUGIN_DISABLED), installed and enabled in the base,
+  // the method's permission declared in the manifest, the caller's role (PERMISSION_DENIED). Anonymous callers get 401 first.
+  const ids = { disabled: '', notInstalled: '', offInBase: '', readOnly: '' };
+  beforeAll(async () => {
+    ids.disabled = await freshPlugin({ enable: true, install: true });
+    await ok(await c.request('PUT', `/api/plugins/${ids.disabled}/status`, { body: { action: 'disable' } }));
+    ids.notInstalled = await freshPlugin({ enable: true });
+    ids.offInBase = await freshPlugin({ enable: true, install: true });
+    await ok(await c.request('PUT', `/api/plugins/${ids.offInBase}/installations`, { body: { base_id: fx.base, enabled: false } }));
+    ids.readOnly = newPluginId();
+    await ok(await upload(await pack({ id: ids.readOnly, permissions: { records: 'read' } }), tokens.S), 201);
+    await ok(await c.request('PUT', `/api/plugins/${ids.readOnly}/status`, { body: { action: 'enable' } }));
+    await ok(await c.request('POST', `/api/plugins/${ids.readOnly}/installations`, { body: { base_id: fx.base } }), 201);
+  });
+  const calls = (id: string): Array<[string, unknown]> => [
+    [`/api/plugins/${id}/rpc`, rpc('table.listTables')],
+    [`/api/plugins/${id}/proxy`, { base_id: fx.base, url: `http://127.0.0.1:${upstreamPort}/` }],
+    [`/api/plugins/${id}/sandbox-url`, { base_id: fx.base, extension_point: 'toolbar-button' }],
+  ];
+  const CASES: Array<{ label: string; code: string; calls: () => Array<[string, unknown]> }> = [
+    { label: 'a disabled plugin', code: 'PLUGIN_DISABLED', calls: () => calls(ids.disabled) },
+    { label: 'a plugin not installed in the base', code: 'PERMISSION_DENIED', calls: () => calls(ids.notInstalled) },
+    { label: 'a plugin disabled in the base', code: 'PERMISSION_DENIED', calls: () => calls(ids.offInBase) },
+    {
+      label: 'methods and the network without the permission declared', code: 'PERMISSION_DENIED',
+      calls: () => [
+        [`/api/plugins/${ids.readOnly}/rpc`, rpc('table.listTables')],
+        [`/api/plugins/${ids.readOnly}/rpc`, rpc('record.create', { tableId: fx.table, values: { Name: 'x' } })],
+        [`/api/plugins/${ids.readOnly}/rpc`, rpc('storage.get', { key: 'k' })],
+        [`/api/plugins/${ids.readOnly}/proxy`, { base_id: fx.base, url: `http://127.0.0.1:${upstreamPort}/` }],
+      ],
+    },
+  ];
+  for (const row of CASES) {
+    for (const actor of ACTORS) {
+      const want = actor === 'anon' ? 401 : 403;
+      it(`${row.label}: ${want} ${actor === 'anon' ? 'UNAUTHORIZED' : row.code} for ${actor}`, async () => {
+        for (const [url, body] of row.calls()) {
+          const res = await c.request('POST', url, { token: tokens[actor], body });
+          expectError(res, want, actor === 'anon' ? undefined : row.code);
+        }
+      });
+    }
+  }
+  it('the declared permission still serves what it grants', async () => {
+    const read = await c.request('POST', `/api/plugins/${ids.readOnly}/rpc`, { token: tokens.V, body: rpc('table.getRecord', { tableId: fx.table, recordId: fx.record }) });
+    expect(read.status, JSON.stringify(read.body)).toBe(200);
+    expect(read.body.data.result).toMatchObject({ id: fx.record, values: { Name: 'fixture' } });
   });
 });

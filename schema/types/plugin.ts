@@ -82,7 +82,7 @@ builder.mutationFields((t) => ({
   uploadPlugin: t.field({
     type: Plugin,
     description: 'Uploads a .stplugin.zip (base64 over /graphql): a new plugin, or a higher version of one',
-    args: { package: t.arg({ type: 'JSON', required: true }) },
+    args: { package: t.arg({ type: 'JSON', required: false, description: 'The package bytes (base64 over HTTP)' }) },
     authScopes: { systemAdmin: true },
     resolve: (_r, a, ctx) => ctx.services.plugins.uploadPlugin(a.package),
   }),
