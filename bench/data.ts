@@ -45,15 +45,33 @@ const WORDS = [
   'november', 'oscar', 'papa', 'quebec', 'romeo', 'sierra', 'tango', 'uniform', 'victor', 'whiskey', 'xray', 'yankee', 'zulu',
 ];
 
+/**
+ * Keyword-search terms (workload T4). The rare word sits in exactly RARE_RECORDS records spread evenly over a seeded
+ * table (by position, so it does not depend on the table's size); the common word in about COMMON_SHARE of them
+ * (one PRNG draw per record). Neither is a substring of anything else the generator writes.
+ */
+export const RARE_WORD = 'zephyrine';
+export const RARE_RECORDS = 10;
+export const COMMON_WORD = 'meadowlark';
+export const COMMON_SHARE = 0.3;
+
+/** Whether record number `index` of a table of `total` seeded records carries the rare word. */
+export function isRare(index: number, total: number): boolean {
+  if (index < 0 || total < RARE_RECORDS) return false;
+  const every = Math.floor(total / RARE_RECORDS);
+  return index % every === Math.floor(every / 2) && Math.floor(index / every) < RARE_RECORDS;
+}
+
 export const codeValue = (i: number) => `C${String(i).padStart(4, '0')}`;
 export const regionValue = (i: number) => `R${String(i).padStart(4, '0')}`;
 
 const DAY = 86_400_000;
 const EPOCH_2020 = Date.UTC(2020, 0, 1);
 
-export function record(r: Prng): Record<string, unknown> {
+/** One record's values; `index` and `total` (its position in the seeded table and the table's size) place the rare word. */
+export function record(r: Prng, index = -1, total = 0): Record<string, unknown> {
   const words = (n: number) => Array.from({ length: n }, () => r.pick(WORDS)).join(' ');
-  return {
+  const rec: Record<string, unknown> = {
     name: `${words(2)} ${r.int(100000)}`,
     code: codeValue(r.int(DISTINCT)),
     region: regionValue(r.int(DISTINCT)),
@@ -66,9 +84,12 @@ export function record(r: Prng): Record<string, unknown> {
     rating: r.int(6),
     notes: words(5 + r.int(20)),
   };
+  if (r.next() < COMMON_SHARE) rec.notes += ` ${COMMON_WORD}`;
+  if (isRare(index, total)) rec.notes += ` ${RARE_WORD}`;
+  return rec;
 }
 
-/** The JSON body of one batch-create request of `n` records. */
-export function batchBody(r: Prng, n: number): string {
-  return JSON.stringify({ action: 'create', records: Array.from({ length: n }, () => ({ fields: record(r) })) });
+/** The JSON body of one batch-create request of `n` records, the first being record number `start` of `total`. */
+export function batchBody(r: Prng, n: number, start = 0, total = 0): string {
+  return JSON.stringify({ action: 'create', records: Array.from({ length: n }, (_, i) => ({ fields: record(r, start + i, total) })) });
 }

@@ -27,7 +27,10 @@ export function processCpuSeconds(pid: number): number | null {
 export interface Req {
   method: 'GET' | 'POST';
   path: string;
+  /** Sent as application/json unless `headers` names another content-type. */
   body?: string;
+  /** Per-request headers, over the target's (e.g. HTTP Basic on the token endpoint). */
+  headers?: Record<string, string>;
 }
 
 export interface Res {
@@ -48,6 +51,7 @@ export function send(t: Target, r: Req): Promise<Res> {
       headers['content-type'] = 'application/json';
       headers['content-length'] = Buffer.byteLength(r.body);
     }
+    if (r.headers) Object.assign(headers, r.headers);
     const req = http.request(t.base + r.path, { method: r.method, agent: t.agent, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
@@ -76,6 +80,7 @@ export interface Stats {
   rps: number;
   p50: number;
   p90: number;
+  p95: number;
   p99: number;
   mean: number;
   max: number;
@@ -102,6 +107,7 @@ export function summarize(latencies: number[], seconds: number, bytes: number): 
     rps: s.length / seconds,
     p50: quantile(s, 0.5),
     p90: quantile(s, 0.9),
+    p95: quantile(s, 0.95),
     p99: quantile(s, 0.99),
     mean: s.reduce((a, b) => a + b, 0) / (s.length || 1),
     max: s[s.length - 1] ?? NaN,

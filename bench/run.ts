@@ -2,11 +2,16 @@
 // Seeds data through the service's batch endpoint, measures each workload on the service and on bench/baseline-server.ts
 // in alternating slices, prints workload | service | baseline | ratio | target | result, writes bench/results/latest.json.
 //
+// Workloads: 1-5 the v1 records API (list, filters, sort, batch create, REST vs GraphQL); T1-T4 OAuth and the Open API
+// (bench/open-api.ts, bench/token-verify.ts): token endpoint, Open API list, token verification in process, keyword
+// search; W1-W2 workflows (bench/workflows.ts): runs per second, write latency with a workflow.
+//
 // Environment:
 //   BENCH_SCALE    1 (default) = 100,000-record list table, 1,000,000-record filter table, 8 s per side of each
-//                  throughput comparison (about 6-8 minutes in all, mostly seeding the 1M table through the API);
-//                  0.01 = a smoke run (2,000 / 10,000 records, 1 s per side) that takes about 15-30 s.
-//   BENCH_ONLY     comma list of workload numbers to run (e.g. "1,5"); seeding skips the 1M table when 2 and 3 are out.
+//                  throughput comparison (about 10-12 minutes in all, mostly seeding the 1M table through the API);
+//                  0.01 = a smoke run (2,000 / 10,000 records, 1 s per side) that takes about a minute.
+//   BENCH_ONLY     comma list of workloads to run (e.g. "1,5" or "T1,T3,W2"); seeding skips the 1M table when 2, 3
+//                  and T4 are out, the list table when 1, 4, 5 and T2 are.
 //   BENCH_PROFILE  1 = run the service under `node --cpu-prof` and print its hottest functions per workload at the end.
 //   BENCH_SECONDS  length of each throughput run (service and baseline each), overriding the scaled default.
 //   BENCH_SERVICE_DIR  another checkout to run the service from (its own node_modules or a link to these).
@@ -16,14 +21,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isDeepStrictEqual } from 'node:util';
 import Database from 'better-sqlite3';
-import { batchBody, codeValue, DISTINCT, FIELDS, prng, regionValue } from './data.js';
-import { load, makeTarget, send, sendJson, summarize, type Req, type Stats, type Target } from './http-load.js';
+import { codeValue, DISTINCT, regionValue } from './data.js';
+import { alternate, BATCH, createTableIn, log, sameAnswer, seed, timed, warm, windows } from './harness.js';
+import { makeTarget, sendJson, type Req, type Stats } from './http-load.js';
+import { createBenchApp, issueToken, keywordSearch, openList, tokenEndpoint, type BenchApp, type OpenCtx } from './open-api.js';
 import { installExitHandlers, killAll, start, stop, waitHealthy, waitIdle, type Child } from './procs.js';
-import { printProfile, profileClock, readProfile, summarizeProfile } from './profile.js';
+import { printProfile, readProfile, summarizeProfile } from './profile.js';
 import { fmt, table, type Row } from './report.js';
 import { listSql, type FieldMeta } from './sql.js';
+import { tokenVerification } from './token-verify.js';
+import { workflowThroughput, workflowWriteLatency } from './workflows.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // The checkout whose src/main.ts is benchmarked: this one unless BENCH_SERVICE_DIR names another (e.g. to compare commits).
@@ -31,11 +39,11 @@ const SERVICE_DIR = path.resolve(process.env.BENCH_SERVICE_DIR ?? ROOT);
 const RESULTS = path.join(ROOT, 'bench', 'results');
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 if (!(SCALE > 0)) throw new Error(`BENCH_SCALE must be a positive number, got ${process.env.BENCH_SCALE}`);
-const ONLY = new Set((process.env.BENCH_ONLY ?? '1,2,3,4,5').split(',').map((s) => s.trim()));
+const ALL_WORKLOADS = '1,2,3,4,5,T1,T2,T3,T4,W1,W2';
+const ONLY = new Set((process.env.BENCH_ONLY ?? ALL_WORKLOADS).split(',').map((s) => s.trim().toUpperCase()).filter(Boolean));
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const KEEP = process.env.BENCH_KEEP === '1';
 
-const BATCH = 1000;
 const PAGE_SIZE = 100;
 const CONNECTIONS = 16;
 // Record counts shrink with the scale, but never below what makes a workload meaningful (a few pages, a few batches).
@@ -46,23 +54,15 @@ const LIST_PAGES = Math.min(50, Math.ceil(LIST_RECORDS / PAGE_SIZE));
 const THROUGHPUT_SECONDS = Number(process.env.BENCH_SECONDS ?? 0) || Math.min(8, Math.max(1, 8 * SCALE));
 const LATENCY_SECONDS = Math.min(6, Math.max(1, 6 * SCALE));
 const SLOW_SECONDS = Math.min(10, Math.max(2, 10 * SCALE));
+// Issue 3 and 4 workloads: in-process token checks, workflow runs.
+const VERIFY_REUSE_CALLS = Math.max(10_000, Math.round(100_000 * Math.min(1, SCALE * 10)));
+const VERIFY_DISTINCT = Math.max(400, Math.round(2_000 * Math.min(1, SCALE * 10)));
+const WORKFLOW_RECORDS = Math.max(1_000, Math.round(5_000 * Math.min(1, SCALE * 10)));
 
 const ADMIN = { email: 'bench@bench.local', password: 'bench-password-1' };
 const SEED_LIST = 1;
 const SEED_BIG = 2;
 
-const log = (...args: unknown[]) => console.log(...args);
-
-/** When the service was under each measured load, so a BENCH_PROFILE profile can be cut per workload. */
-const windows = new Map<string, Array<[number, number]>>();
-async function timed<T>(label: string | undefined, work: () => Promise<T>): Promise<T> {
-  const from = profileClock();
-  try {
-    return await work();
-  } finally {
-    if (label) windows.set(label, [...(windows.get(label) ?? []), [from, profileClock()]]);
-  }
-}
 const enc = (v: unknown) => encodeURIComponent(JSON.stringify(v));
 
 const listPath = (tableId: string, page: number, extra = '') => `/api/v1/tables/${tableId}/records?page=${page}&page_size=${PAGE_SIZE}${extra}`;
@@ -72,80 +72,6 @@ const GRAPHQL_LIST = 'query Records($tableId: ID!, $page: Int, $pageSize: Int) {
 const graphqlList = (tableId: string, page: number): Req => ({
   method: 'POST', path: '/graphql', body: JSON.stringify({ query: GRAPHQL_LIST, variables: { tableId, page, pageSize: PAGE_SIZE } }),
 });
-
-/** Stats of several runs of the same workload taken as one (requests and time add up). */
-function merge(parts: Stats[], all: number[][]): Stats {
-  const seconds = parts.reduce((a, p) => a + p.seconds, 0);
-  const stats = summarize(all.flat(), seconds, parts.reduce((a, p) => a + p.bytes, 0));
-  // Time-weighted CPU of the parts.
-  const cores = (pick: (p: Stats) => number | null | undefined) =>
-    parts.every((p) => typeof pick(p) === 'number') ? parts.reduce((a, p) => a + (pick(p) as number) * p.seconds, 0) / seconds : null;
-  stats.serverCores = cores((p) => p.serverCores);
-  stats.clientCores = cores((p) => p.clientCores) ?? undefined;
-  return stats;
-}
-
-const ROUNDS = 4;
-
-/**
- * Measures A and B in alternating slices (A B A B ...), so drift over time (page cache, GC, a noisy neighbour)
- * lands on both sides alike; the loads never overlap. `seconds` and `maxRequests` bound each side in total.
- */
-async function alternate(a: { t: Target; next: (i: number) => Req; label?: string }, b: { t: Target; next: (i: number) => Req; label?: string }, opts: { concurrency: number; seconds: number; maxRequests: number; minRequests?: number }) {
-  const out = { a: [] as Stats[], b: [] as Stats[], la: [] as number[][], lb: [] as number[][] };
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const side of ['a', 'b'] as const) {
-      const s = side === 'a' ? a : b;
-      const lat: number[] = [];
-      const st = await timed(s.label, () => load(s.t, {
-        concurrency: opts.concurrency, seconds: opts.seconds / ROUNDS, maxRequests: Math.ceil(opts.maxRequests / ROUNDS), minRequests: opts.minRequests,
-        next: (i) => s.next(i + round * 100_003), onResponse: (res) => lat.push(res.ms),
-      }));
-      out[side].push(st);
-      (side === 'a' ? out.la : out.lb).push(lat);
-    }
-  }
-  return { a: merge(out.a, out.la), b: merge(out.b, out.lb) };
-}
-
-async function warm(t: Target, next: (i: number) => Req, n: number, concurrency: number) {
-  await load(t, { concurrency, seconds: 30, maxRequests: n, next });
-}
-
-async function createTable(svc: Target, name: string): Promise<string> {
-  const res = await sendJson(svc, { method: 'POST', path: '/api/v1/tables', body: JSON.stringify({ name, fields: FIELDS }) });
-  return res.data.id as string;
-}
-
-/**
- * Seeds `total` records in batches of 1000 through POST .../records/batch, one request at a time so creation order
- * is deterministic; the next body is generated while the current request is in flight.
- */
-async function seed(t: Target, tableId: string, total: number, seedValue: number, label: string, query = '') {
-  const r = prng(seedValue);
-  const batches = Math.ceil(total / BATCH);
-  const size = (i: number) => Math.min(BATCH, total - i * BATCH);
-  const latencies: number[] = [];
-  let bytes = 0;
-  let body = batchBody(r, size(0));
-  const started = performance.now();
-  let lastReport = started;
-  for (let i = 0; i < batches; i++) {
-    const pending = send(t, { method: 'POST', path: `/api/v1/tables/${tableId}/records/batch${query}`, body });
-    if (i + 1 < batches) body = batchBody(r, size(i + 1));
-    const res = await pending;
-    if (res.status !== 200) throw new Error(`${t.name} batch ${i} → ${res.status}: ${res.body.toString('utf8').slice(0, 500)}`);
-    latencies.push(res.ms);
-    bytes += res.body.length;
-    const now = performance.now();
-    if (now - lastReport > 10_000) {
-      log(`  ${label}: ${((i + 1) * BATCH).toLocaleString('en-US')} / ${total.toLocaleString('en-US')} records, ${fmt(((i + 1) * BATCH) / ((now - started) / 1000))} records/s`);
-      lastReport = now;
-    }
-  }
-  const stats = summarize(latencies, (performance.now() - started) / 1000, bytes);
-  return { stats, recordsPerSecond: total / stats.seconds };
-}
 
 function fieldMeta(dbFile: string, tableId: string): FieldMeta[] {
   const db = new Database(dbFile, { readonly: true, fileMustExist: true });
@@ -167,17 +93,6 @@ function queryPlans(dbFile: string, tableId: string, fields: FieldMeta[], q: { f
   } finally {
     db.close();
   }
-}
-
-/** Fetches the same request from service and baseline and checks the `data` parts are equal, so the baseline is honest. */
-async function sameAnswer(svc: Target, base: Target, r: Req, label: string, problems: string[]) {
-  const [a, b] = await Promise.all([sendJson(svc, r), sendJson(base, r)]);
-  if (!isDeepStrictEqual(a.data, b.data)) {
-    const msg = `baseline answer differs from the service for ${label}: service ${JSON.stringify(a.data).slice(0, 300)} … baseline ${JSON.stringify(b.data).slice(0, 300)}`;
-    problems.push(msg);
-    log(`  WARNING: ${msg}`);
-  }
-  return a;
 }
 
 async function main() {
@@ -211,8 +126,10 @@ async function main() {
     const login = await sendJson(makeTarget('service', svcBase), { method: 'POST', path: '/api/auth/login', body: JSON.stringify(ADMIN) });
     const svc = makeTarget('service', svcBase, { authorization: `Bearer ${login.data.token}` }, CONNECTIONS, service.proc.pid);
 
-    const needList = ['1', '4', '5'].some((w) => ONLY.has(w));
-    const needBig = ['2', '3'].some((w) => ONLY.has(w));
+    const needList = ['1', '4', '5', 'T2'].some((w) => ONLY.has(w));
+    const needBig = ['2', '3', 'T4'].some((w) => ONLY.has(w));
+    // Every table the bench creates lands in the administrator's default base: the base the Open API app may access.
+    let benchBase = (login.data.user?.default_base_id as string | undefined) ?? '';
 
     // ---- seeding, which is also workload 4 (batch create) ----
     let listTable = '';
@@ -224,14 +141,14 @@ async function main() {
     let listBusy = 0;
     let bigBusy = 0;
     if (needList) {
-      listTable = await createTable(svc, 'bench_list');
+      ({ id: listTable, baseId: benchBase } = await createTableIn(svc, 'bench_list'));
       log(`seeding ${LIST_RECORDS.toLocaleString('en-US')} records into the list table through the batch endpoint…`);
       seedList = await timed('4. batch create (seeding the list table)', () => seed(svc, listTable, LIST_RECORDS, SEED_LIST, 'list table'));
       listBusy = await timed('4. background work after seeding the list table', () => waitIdle(service!));
       log(`  ${fmt(seedList.recordsPerSecond)} records/s (batch p50 ${fmt(seedList.stats.p50)} ms); then busy on its own for ${listBusy.toFixed(1)} s`);
     }
     if (needBig) {
-      bigTable = await createTable(svc, 'bench_big');
+      ({ id: bigTable, baseId: benchBase } = await createTableIn(svc, 'bench_big'));
       log(`seeding ${BIG_RECORDS.toLocaleString('en-US')} records into the filter table through the batch endpoint…`);
       seedBig = await timed('4b. batch create (seeding the filter table)', () => seed(svc, bigTable, BIG_RECORDS, SEED_BIG, 'filter table'));
       bigBusy = await timed('4b. background work after seeding the filter table', () => waitIdle(service!));
@@ -295,7 +212,7 @@ async function main() {
     }
 
     // ---- 2 and 3: latency of filter and sort on the 1M table, one request at a time ----
-    if (needBig) {
+    if (ONLY.has('2') || ONLY.has('3')) {
       const fields = fieldMeta(dbFile, bigTable);
       const bigLabel = `${BIG_RECORDS.toLocaleString('en-US')} rec`;
       const latencyRow = async (id: string, workload: string, next: (i: number) => Req, limitMs: number, q: { filter?: unknown; sort?: unknown }, opts: { seconds: number; maxRequests: number; minRequests: number; warm: number }) => {
@@ -348,6 +265,43 @@ async function main() {
         details: { rest: r.a, graphql: r.b, restSlowerBy: slower },
       });
     }
+
+    // ---- T1-T4: OAuth token endpoint, Open API list, token verification, keyword search (issue 3) ----
+    const openCtx: OpenCtx = {
+      svc, svcUrl: svcBase, servicePid: service.proc.pid, base, baseUrl: `http://127.0.0.1:${baseline.port}`, baselinePid: baseline.proc.pid,
+      connections: CONNECTIONS, rows, problems,
+    };
+    let app: BenchApp | undefined;
+    let appToken = '';
+    if (['T1', 'T2', 'T4'].some((w) => ONLY.has(w))) {
+      if (!benchBase) throw new Error('the administrator has no default base for the bench application');
+      app = await createBenchApp(svc, benchBase);
+      appToken = await issueToken(makeTarget('service', svcBase), app);
+    }
+    if (ONLY.has('T1') && app) await tokenEndpoint(openCtx, app, THROUGHPUT_SECONDS);
+    if (ONLY.has('T2')) await openList(openCtx, appToken, benchBase, listTable, LIST_PAGES, LIST_RECORDS, THROUGHPUT_SECONDS);
+    if (ONLY.has('T3')) {
+      const t3 = await tokenVerification({ serviceDir: SERVICE_DIR, tmp, reuseCalls: VERIFY_REUSE_CALLS, distinct: VERIFY_DISTINCT, admin: ADMIN });
+      rows.push(...t3.rows);
+      problems.push(...t3.problems);
+    }
+    if (ONLY.has('T4')) {
+      // Searches must find the index caught up and the service quiet: wait out any background indexing first.
+      const busy = await waitIdle(service);
+      if (busy > 0.5) log(`  (service was busy on its own for ${busy.toFixed(1)} s before T4)`);
+      await keywordSearch(openCtx, appToken, benchBase, bigTable, BIG_RECORDS, { seconds: SLOW_SECONDS });
+    }
+
+    // ---- W1-W2: workflows (issue 4) ----
+    const wfCtx = { svc, dbFile, rows, problems };
+    if (ONLY.has('W1')) {
+      await waitIdle(service);
+      await workflowThroughput(wfCtx, WORKFLOW_RECORDS, 300);
+    }
+    if (ONLY.has('W2')) {
+      await waitIdle(service);
+      await workflowWriteLatency(wfCtx, LATENCY_SECONDS);
+    }
   } finally {
     // Stop gracefully so a --cpu-prof profile gets written; procs.ts kills anything left on any exit path.
     if (baseline) await stop(baseline).catch(() => undefined);
@@ -362,8 +316,8 @@ async function main() {
     if (svcStats && 'p50' in svcStats && r.unit !== 'ms p50') {
       const other = d?.baseline ?? d?.graphql;
       const cpu = (x: Stats) => (typeof x.serverCores === 'number' ? `, server ${x.serverCores.toFixed(2)} / client ${x.clientCores?.toFixed(2)} cores` : '');
-      log(`  ${r.id}: service p50/p90/p99 ${fmt(svcStats.p50)}/${fmt(svcStats.p90)}/${fmt(svcStats.p99)} ms over ${svcStats.requests} requests${cpu(svcStats)}` +
-        (other ? `; ${r.baselineLabel ?? 'baseline'} ${fmt(other.p50)}/${fmt(other.p90)}/${fmt(other.p99)} ms over ${other.requests}${cpu(other)}` : ''));
+      log(`  ${r.id}: service p50/p90/p95/p99 ${fmt(svcStats.p50)}/${fmt(svcStats.p90)}/${fmt(svcStats.p95)}/${fmt(svcStats.p99)} ms over ${svcStats.requests} requests${cpu(svcStats)}` +
+        (other ? `; ${r.baselineLabel ?? 'baseline'} ${fmt(other.p50)}/${fmt(other.p90)}/${fmt(other.p95)}/${fmt(other.p99)} ms over ${other.requests}${cpu(other)}` : ''));
     } else if (svcStats && r.unit === 'ms p50') {
       log(`  ${r.id}: service p90 ${fmt(svcStats.p90)} ms over ${svcStats.requests} requests; baseline p90 ${fmt(d?.baseline?.p90)} ms; total ${String((r.details as any).total)}`);
     }

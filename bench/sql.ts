@@ -148,3 +148,25 @@ export function insertSql(tableId: string, fields: FieldMeta[]): string {
 export function getManySql(tableId: string, fields: FieldMeta[], n: number): string {
   return `SELECT ${selectList(fields)} FROM ${recordTable(tableId)} t WHERE t._id IN (${new Array(n).fill('?').join(',')})`;
 }
+
+/**
+ * The "plain scan" a keyword search would be without the trigram index: each term must occur, case-insensitively
+ * (ASCII, as LIKE folds), in some searchable column; creation order; the page and the total, as the service's search
+ * answers. Multi-select columns are scanned as their JSON text (the bench table has none).
+ */
+export function likeSearchSql(tableId: string, fields: FieldMeta[], terms: string[]): ListSql {
+  const cols = fields.filter((f) => SEARCHABLE.has(f.type)).map((f) => columnExpr(f));
+  const params: unknown[] = [];
+  const where = terms.map((term) => {
+    const pattern = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    return `(${cols.map((c) => {
+      params.push(pattern);
+      return `${c} LIKE ? ESCAPE '\\'`;
+    }).join(' OR ')})`;
+  }).join(' AND ') || '1';
+  return {
+    pageSql: `SELECT ${selectList(fields)} FROM ${recordTable(tableId)} t WHERE ${where} ORDER BY t._seq LIMIT ? OFFSET ?`,
+    countSql: `SELECT COUNT(*) FROM ${recordTable(tableId)} t WHERE ${where}`,
+    params,
+  };
+}

@@ -26,9 +26,26 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
 
   const fieldsOfTable = orm.select().from(fields).where(eq(fields.tableId, sql.placeholder('tableId'))).orderBy(asc(fields.position)).prepare();
 
-  /** The fields of a table in display order. */
+  /**
+   * Field definitions by table, read on every record operation. Cleared by every change made here, and whenever
+   * another connection (another process, a restore) commits, which `PRAGMA data_version` reveals. Reads inside a
+   * transaction bypass the cache, since the transaction may still roll back.
+   */
+  const cache = new Map<string, FieldDef[]>();
+  let seenVersion = -1;
+  function invalidate() {
+    cache.clear();
+  }
   function loadFields(tableId: string): FieldDef[] {
-    return fieldsOfTable.all({ tableId }) as FieldDef[];
+    if (sqlite.inTransaction) return fieldsOfTable.all({ tableId }) as FieldDef[];
+    const version = sqlite.pragma('data_version', { simple: true }) as number;
+    if (version !== seenVersion) {
+      cache.clear();
+      seenVersion = version;
+    }
+    let defs = cache.get(tableId);
+    if (!defs) cache.set(tableId, (defs = fieldsOfTable.all({ tableId }) as FieldDef[]));
+    return defs;
   }
 
   function getField(tableId: string, fieldId: string): FieldDef {
@@ -98,6 +115,7 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
     const position = (orm.select({ m: max(fields.position) }).from(fields).where(eq(fields.tableId, tableId)).get()?.m ?? -1) + 1;
     const field: FieldDef = { id: newId('fld'), tableId, name, type, required, options, config, indexed };
     orm.insert(fields).values({ ...field, position, createdAt: nowIso() }).run();
+    invalidate();
     store.addField(tableId, field);
     return field;
   }
@@ -123,6 +141,7 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
 
   return {
     loadFields,
+    invalidate,
     getField,
     linksTo,
     memberContext,
@@ -155,6 +174,7 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
         if (required && fieldType(type).readOnly) throw bad('required', `a ${type} field is set by the service and cannot be required`);
         const after: FieldDef = { ...before, name, type, required, indexed, ...settings };
         orm.update(fields).set({ name, type, required, indexed, options: settings.options, config: settings.config }).where(eq(fields.id, fieldId)).run();
+        invalidate();
         const valuesChange = typeChanged
           || JSON.stringify(settings.options) !== JSON.stringify(before.options)
           || JSON.stringify(settings.config) !== JSON.stringify(before.config);
@@ -176,6 +196,7 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
         const field = getField(tableId, fieldId);
         store.dropField(tableId, field);
         orm.delete(fields).where(eq(fields.id, fieldId)).run();
+        invalidate();
         if (fieldType(field.type).searchable) {
           store.resetSearch(tableId);
           onSearchReset(tableId);

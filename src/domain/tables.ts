@@ -121,6 +121,7 @@ export function createTableService(deps: Deps, access: Access, bases: BaseServic
         }
         store.dropTable(id, fieldService.loadFields(id));
         orm.delete(tables).where(eq(tables.id, id)).run();
+        fieldService.invalidate();
         return { id, deleted: true as const };
       });
     },
