@@ -116,6 +116,7 @@ export async function createApp(config: Config) {
     runner,
     routes: rest.compiled,
     async fetch(request: Request): Promise<Response> {
+      services.search.noteActivity();
       const incoming = request.headers.get('x-request-id');
       const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
       try {

@@ -6,11 +6,16 @@ import type { FieldDef } from '../fields/field-type.js';
 
 const CHUNK = 2000;
 const DELAY_MS = 50;
+/** Requests come first: the indexer waits for this much quiet, but runs a chunk at least this often. */
+const QUIET_MS = 100;
+const MAX_WAIT_MS = 1000;
 
 export function createSearchIndexer({ sqlite, store }: Deps, loadFields: (tableId: string) => FieldDef[]) {
   const pending = new Set<string>();
   let timer: NodeJS.Timeout | null = null;
   let stopped = false;
+  let lastActivity = 0;
+  let lastChunk = Date.now();
 
   function schedule(delay = DELAY_MS) {
     if (timer || stopped || pending.size === 0) return;
@@ -23,6 +28,9 @@ export function createSearchIndexer({ sqlite, store }: Deps, loadFields: (tableI
     timer = null;
     const [tableId] = pending;
     if (!tableId) return;
+    const now = Date.now();
+    if (now - lastActivity < QUIET_MS && now - lastChunk < MAX_WAIT_MS) return schedule(QUIET_MS);
+    lastChunk = now;
     try {
       const more = writeTransaction(sqlite, () => {
         const fields = loadFields(tableId);
@@ -37,6 +45,10 @@ export function createSearchIndexer({ sqlite, store }: Deps, loadFields: (tableI
   }
 
   return {
+    /** Notes that a request arrived, so indexing steps aside while the server is busy. */
+    noteActivity() {
+      lastActivity = Date.now();
+    },
     /** Notes that a table's search text changed. */
     touch(tableId: string) {
       pending.add(tableId);
