@@ -54,6 +54,12 @@ export const v1Schemas: Record<string, JsonSchema> = {
     }),
     required: ['id', 'name', 'description', 'author', 'type', 'version', 'versions', 'status', 'consecutive_failures', 'permissions', 'extension_points', 'endpoints', 'config_schema', 'created_at', 'updated_at'],
   },
+  PluginRun: obj({ run_id: str, status: { enum: ['completed', 'failed'] }, result: {}, error: { type: ['string', 'null'] }, logs: { type: 'array', items: str } }),
+  PluginRunLog: obj({
+    run_id: str, plugin_id: str, version: str, kind: { enum: ['run', 'call'] }, endpoint: { type: ['string', 'null'] }, base_id: str, user_id: str,
+    status: { enum: ['running', 'completed', 'failed'] }, started_at: time, finished_at: { type: ['string', 'null'] }, duration_ms: { type: ['integer', 'null'] },
+    result: {}, error: { type: ['string', 'null'] }, traceback: { type: ['string', 'null'] }, logs: { type: 'array', items: str },
+  }),
   PluginConfig: obj({ scope: { enum: ['global', 'base'] }, base_id: { type: ['string', 'null'] }, config: { type: 'object' }, effective: { type: 'object' } }),
   ProxyAnswer: obj({ status: int, headers: { type: 'object' }, body: str, body_encoding: { enum: ['text', 'base64'] } }),
   SandboxUrl: obj({ url: str, expires_at: time, handshake_token: str, context: { type: 'object' }, permissions: { type: 'object' } }),

@@ -27,6 +27,9 @@ import { createGuardedFetch } from './net/ssrf-guard.js';
 import { buildOpenApi } from '../rest-adapters/openapi.js';
 import { useHttpStatusExtension } from './graphql/use-http-status-extension.js';
 import { createPluginServer } from '../plugins-runtime/serve.js';
+import { sandboxStatus } from '../plugins-runtime/python/runner.js';
+import { pluginGateway } from '../schema/plugin-gateway.js';
+import type { UserActor } from './domain/deps.js';
 
 export const DB_FILE = 'table-service.db';
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -43,7 +46,18 @@ export async function createApp(config: Config) {
   const limiter = createRateLimiter();
   const services = createServices({ sqlite, orm, store, keys, tokens, revocations, config, fetch, signer, limiter });
   const firstAdmin = await services.users.ensureFirstAdmin(config.adminEmail, config.adminPassword);
-  const runner = createWorkflowRunner({ sqlite, workflows: services.workflows, records: services.records, fields: services.fields, fetch });
+  services.pluginRuns.failInterrupted();
+  const sandbox = sandboxStatus();
+  const runner = createWorkflowRunner({
+    sqlite, workflows: services.workflows, records: services.records, fields: services.fields, fetch,
+    // run_script steps run as the workflow, with the owner's reach inside the base of the workflow's table.
+    runScript: (pluginId, params, { tableId, recordId, workflowId }) => {
+      const actor: UserActor = { kind: 'user', id: workflowId, isAdmin: true, email: '', name: `workflow ${workflowId}`, jti: '', exp: 0 };
+      const gateway = pluginGateway(schema, { actor, services, requestId: workflowId });
+      const baseId = services.tables.loadTable(tableId).baseId;
+      return services.pluginRuns.runForWorkflow(gateway, actor, pluginId, baseId, tableId, recordId, params);
+    },
+  });
   runner.start();
   services.search.touchAll(sqlite.prepare('SELECT id FROM tables').pluck().all() as string[]);
 
@@ -94,7 +108,7 @@ export async function createApp(config: Config) {
   async function handle(request: Request, requestId: string): Promise<Response> {
     const url = new URL(request.url);
     const p = url.pathname;
-    if (p === '/healthz') return json(200, { status: 'ok', version: config.version }, requestId);
+    if (p === '/healthz') return json(200, { status: 'ok', version: config.version, sandbox: sandbox.isolation }, requestId);
     if (p === '/graphql') return yoga.fetch(request, { requestId });
     if (p === '/api/v1/openapi.json') return jsonDoc(openApiV1, requestId);
     if (p === '/api/open/v1/openapi.json') return jsonDoc(openApiOpen, requestId);
@@ -114,6 +128,8 @@ export async function createApp(config: Config) {
     sqlite,
     firstAdmin,
     runner,
+    /** Whether script plugins run under OS isolation (bubblewrap) or only the in-Python layers. */
+    sandbox,
     routes: rest.compiled,
     async fetch(request: Request): Promise<Response> {
       services.search.noteActivity();

@@ -11,6 +11,10 @@ if (app.firstAdmin) {
   console.log(`Created the system administrator ${app.firstAdmin.email}` + (app.firstAdmin.password ? ` with password ${app.firstAdmin.password} (shown once)` : ''));
 }
 
+console.log(app.sandbox.isolation === 'full'
+  ? 'Script plugins run under OS isolation (bubblewrap).'
+  : `WARNING: script plugins run WITHOUT OS isolation (${app.sandbox.reason}); only the in-Python layers protect the host. Install bubblewrap.`);
+
 const server = http.createServer(createServerAdapter((request: Request) => app.fetch(request)));
 server.keepAliveTimeout = 65_000;
 server.listen(config.port, config.host, () => {

@@ -189,13 +189,11 @@ describe('triggers and runs', () => {
     }
   });
 
-  it('run_script fails with a clear error until plugins exist', async () => {
+  it('run_script refuses a plugin that is not installed when the workflow is saved', async () => {
     const t = await makeTable(c, [{ name: 'Name', type: 'text' }]);
-    const rec = (await c.request('POST', `/api/v1/tables/${t}/records`, { body: { fields: { Name: 'x' } } })).body.data;
-    const w = (await c.request('POST', '/api/v1/workflows', { body: { name: 's', table_id: t, trigger: { type: 'manual', config: {} }, nodes: [{ type: 'run_script', config: { plugin_id: 'my-plugin' } }] } })).body.data;
-    await c.request('POST', `/api/v1/workflows/${w.id}/trigger`, { body: { record_id: rec.id } });
-    const log = await settle(w.id, 1);
-    expect(log.items[0].steps[0].error).toMatch(/script plugins are not available/);
+    const r = await c.request('POST', '/api/v1/workflows', { body: { name: 's', table_id: t, trigger: { type: 'manual', config: {} }, nodes: [{ type: 'run_script', config: { plugin_id: 'my-plugin' } }] } });
+    expect(r.status).toBe(400);
+    expect(r.body.msg).toBe('nodes[0].config.plugin_id: plugin my-plugin is not installed');
   });
 
   it('chains of workflow-caused changes stop at depth 5 with loop_limit', async () => {

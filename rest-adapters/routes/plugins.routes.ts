@@ -19,6 +19,12 @@ const configQuery = {
 };
 const P = '/api/plugins/{plugin_id}';
 
+const restRunLog = (r: Record<string, any>) => ({
+  run_id: r.runId, plugin_id: r.pluginId, version: r.version, kind: r.kind, endpoint: r.endpoint, base_id: r.baseId, user_id: r.userId,
+  status: r.status, started_at: r.startedAt, finished_at: r.finishedAt, duration_ms: r.durationMs, result: r.result ?? null,
+  error: r.error, traceback: r.traceback, logs: r.logs,
+});
+
 export const pluginRoutes: Route[] = [
   {
     method: 'POST', path: '/api/plugins/upload', family: 'v1', tag: 'plugins', status: 201, bodyFormat: 'upload',
@@ -115,6 +121,32 @@ export const pluginRoutes: Route[] = [
     variables: ({ params, body: b }) => ({ id: params.plugin_id, baseId: b.base_id, tableId: b.table_id, method: b.method, params: b.params, handshakeToken: b.handshake_token }),
     result: (d) => ({ result: d.pluginRpc ?? null }),
     response: { type: 'object', properties: { result: {} }, required: ['result'] },
+  },
+  {
+    method: 'POST', path: `${P}/run`, family: 'v1', tag: 'plugins',
+    summary: 'Run a script plugin and wait for its end (editors and above); a timeout is status failed with an error starting TIMEOUT',
+    body: body({ base_id: { type: 'string' }, table_id: { type: ['string', 'null'] }, params: { type: ['object', 'null'] } }, ['base_id']),
+    document: 'mutation RunPlugin($id: ID!, $baseId: ID, $tableId: ID, $params: JSON) { runPlugin(id: $id, baseId: $baseId, tableId: $tableId, params: $params) { runId status result error logs } }',
+    variables: ({ params, body: b }) => ({ id: params.plugin_id, baseId: b.base_id, tableId: b.table_id, params: b.params }),
+    result: (d) => ({ run_id: d.runPlugin.runId, status: d.runPlugin.status, result: d.runPlugin.result ?? null, error: d.runPlugin.error, logs: d.runPlugin.logs }),
+    response: ref('PluginRun'),
+  },
+  {
+    method: 'POST', path: `${P}/call/{endpoint}`, family: 'v1', tag: 'plugins',
+    summary: 'Run a declared custom endpoint (404 ENDPOINT_NOT_DECLARED otherwise; 504 TIMEOUT; 502 ENDPOINT_FAILED)',
+    body: body({ base_id: { type: 'string' }, payload: {} }, ['base_id']),
+    document: 'mutation CallPluginEndpoint($id: ID!, $endpoint: String!, $baseId: ID, $payload: JSON) { callPluginEndpoint(id: $id, endpoint: $endpoint, baseId: $baseId, payload: $payload) }',
+    variables: ({ params, body: b }) => ({ id: params.plugin_id, endpoint: params.endpoint, baseId: b.base_id, payload: b.payload }),
+    result: (d) => ({ result: d.callPluginEndpoint?.result ?? null }),
+    response: { type: 'object', properties: { result: {} }, required: ['result'], additionalProperties: false },
+  },
+  {
+    method: 'GET', path: `${P}/run-logs`, family: 'v1', tag: 'plugins', summary: 'Runs and calls, newest first (base admins with base_id; system administrators for all bases)',
+    query: { base_id: { type: 'string', description: 'Runs in this base' }, page: { type: 'integer', description: 'Page (default 1)' }, page_size: { type: 'integer', description: 'Entries per page (default 20, at most 200)' } },
+    document: 'query PluginRunLogs($id: ID!, $baseId: ID, $page: Int, $pageSize: Int) { pluginRunLogs(id: $id, baseId: $baseId, page: $page, pageSize: $pageSize) { items { runId pluginId version kind endpoint baseId userId status startedAt finishedAt durationMs result error traceback logs } total page pageSize } }',
+    variables: ({ params, query }) => ({ id: params.plugin_id, baseId: query.base_id, page: query.page, pageSize: query.page_size }),
+    result: (d) => ({ items: d.pluginRunLogs.items.map(restRunLog), total: d.pluginRunLogs.total, page: d.pluginRunLogs.page, page_size: d.pluginRunLogs.pageSize }),
+    response: { type: 'object', properties: { items: { type: 'array', items: ref('PluginRunLog') }, total: { type: 'integer' }, page: { type: 'integer' }, page_size: { type: 'integer' } }, required: ['items', 'total', 'page', 'page_size'], additionalProperties: false },
   },
   {
     method: 'POST', path: `${P}/proxy`, family: 'v1', tag: 'plugins', summary: 'network.fetch: a request to a domain of the plugin\'s allow-list',

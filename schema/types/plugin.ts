@@ -2,7 +2,8 @@
 import type { PluginView } from '../../src/domain/plugins.js';
 import { builder } from '../builder.js';
 import { pluginGateway } from '../plugin-gateway.js';
-import { DeleteResult } from './common.js';
+import type { RunLogEntry } from '../../src/domain/plugin-runs.js';
+import { DeleteResult, pageArgs, pageOf } from './common.js';
 
 const Plugin = builder.objectRef<PluginView>('Plugin').implement({
   fields: (t) => ({
@@ -53,6 +54,37 @@ const ProxyAnswer = builder.objectRef<{ status: number; headers: unknown; body: 
   }),
 });
 
+const RunResult = builder.objectRef<{ runId: string; status: string; result: unknown; error: string | null; logs: string[] }>('PluginRunResult').implement({
+  fields: (t) => ({
+    runId: t.exposeID('runId'),
+    status: t.exposeString('status'),
+    result: t.field({ type: 'JSON', nullable: true, resolve: (r) => r.result }),
+    error: t.exposeString('error', { nullable: true }),
+    logs: t.exposeStringList('logs'),
+  }),
+});
+
+const RunLog = builder.objectRef<RunLogEntry>('PluginRunLog').implement({
+  fields: (t) => ({
+    runId: t.exposeID('runId'),
+    pluginId: t.exposeID('pluginId'),
+    version: t.exposeString('version'),
+    kind: t.exposeString('kind'),
+    endpoint: t.exposeString('endpoint', { nullable: true }),
+    baseId: t.exposeID('baseId'),
+    userId: t.exposeID('userId'),
+    status: t.exposeString('status'),
+    startedAt: t.exposeString('startedAt'),
+    finishedAt: t.exposeString('finishedAt', { nullable: true }),
+    durationMs: t.exposeInt('durationMs', { nullable: true }),
+    result: t.field({ type: 'JSON', nullable: true, resolve: (r) => r.result }),
+    error: t.exposeString('error', { nullable: true }),
+    traceback: t.exposeString('traceback', { nullable: true }),
+    logs: t.exposeStringList('logs'),
+  }),
+});
+const RunLogPage = pageOf<RunLogEntry>('PluginRunLog', RunLog);
+
 const configScopes = (a: { scope?: string | null; baseId?: string | number | null }) =>
   a.scope === 'base' && a.baseId ? { baseRole: { baseId: String(a.baseId), role: 'admin' as const } } : { systemAdmin: true };
 
@@ -69,6 +101,13 @@ builder.queryFields((t) => ({
     args: { id: t.arg.id({ required: true }), baseId: t.arg.id({ required: false }) },
     authScopes: (_r, a) => (a.baseId ? { baseRole: { baseId: String(a.baseId), role: 'viewer' } } : { loggedIn: true }),
     resolve: (_r, a, ctx) => ctx.services.plugins.getPlugin(String(a.id), a.baseId ? String(a.baseId) : null),
+  }),
+  pluginRunLogs: t.field({
+    type: RunLogPage,
+    description: 'Runs and endpoint calls, newest first: of one base (base admins) or of every base (system administrators)',
+    args: { id: t.arg.id({ required: true }), baseId: t.arg.id({ required: false }), ...pageArgs(t.arg) },
+    authScopes: (_r, a) => (a.baseId ? { baseRole: { baseId: String(a.baseId), role: 'admin' } } : { systemAdmin: true }),
+    resolve: (_r, a, ctx) => ctx.services.pluginRuns.listRunLogs(String(a.id), a.baseId ? String(a.baseId) : null, a.page, a.pageSize),
   }),
   pluginConfig: t.field({
     type: PluginConfig,
@@ -138,6 +177,21 @@ builder.mutationFields((t) => ({
     },
     authScopes: { loggedIn: true },
     resolve: (_r, a, ctx, info) => ctx.services.plugins.rpc(ctx.actor!, pluginGateway(info.schema, ctx), String(a.id), a),
+  }),
+  runPlugin: t.field({
+    type: RunResult,
+    description: 'Runs a script plugin in the sandbox and waits for the end (editors and above)',
+    args: { id: t.arg.id({ required: true }), baseId: t.arg.id({ required: false }), tableId: t.arg.id({ required: false }), params: t.arg({ type: 'JSON', required: false }) },
+    authScopes: { loggedIn: true },
+    resolve: (_r, a, ctx, info) => ctx.services.pluginRuns.runPlugin(ctx.actor!, pluginGateway(info.schema, ctx), String(a.id), a),
+  }),
+  callPluginEndpoint: t.field({
+    type: 'JSON',
+    nullable: true,
+    description: 'Runs a declared custom endpoint; answers {result}',
+    args: { id: t.arg.id({ required: true }), endpoint: t.arg.string({ required: true }), baseId: t.arg.id({ required: false }), payload: t.arg({ type: 'JSON', required: false }) },
+    authScopes: { loggedIn: true },
+    resolve: (_r, a, ctx, info) => ctx.services.pluginRuns.callEndpoint(ctx.actor!, pluginGateway(info.schema, ctx), String(a.id), a.endpoint, a),
   }),
   pluginProxy: t.field({
     type: ProxyAnswer,

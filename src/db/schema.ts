@@ -189,3 +189,22 @@ export const pluginStorage = sqliteTable('plugin_storage', {
   key: text('key').notNull(),
   value: text('value').notNull(),
 }, (t) => [primaryKey({ columns: [t.pluginId, t.baseId, t.key] })]);
+
+/** Script runs and endpoint calls, with their outcome and logs (the run log of base administrators). */
+export const pluginRuns = sqliteTable('plugin_runs', {
+  id: text('id').primaryKey(),
+  pluginId: text('plugin_id').notNull().references(() => plugins.id, { onDelete: 'cascade' }),
+  version: text('version').notNull(),
+  kind: text('kind', { enum: ['run', 'call'] }).notNull(),
+  endpoint: text('endpoint'),
+  baseId: text('base_id').notNull(),
+  userId: text('user_id').notNull(),
+  status: text('status', { enum: ['running', 'completed', 'failed'] }).notNull(),
+  startedAt: text('started_at').notNull(),
+  finishedAt: text('finished_at'),
+  durationMs: integer('duration_ms'),
+  result: text('result', { mode: 'json' }),
+  error: text('error'),
+  traceback: text('traceback'),
+  logs: text('logs', { mode: 'json' }).$type<string[]>().notNull(),
+}, (t) => [index('plugin_runs_plugin').on(t.pluginId, t.baseId)]);

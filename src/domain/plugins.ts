@@ -223,8 +223,61 @@ export function createPluginService(deps: Deps, opts: {
     return null;
   }
 
+  /**
+   * One data call of a plugin after the plugin-level checks: the method's permission must be declared and the
+   * user's role high enough (contract section 7), then it runs as the user. Shared by ui RPC and script runs.
+   */
+  async function dataCall(
+    gateway: PluginDataGateway, id: string, manifest: Manifest, baseId: string, role: Role | null,
+    method: string, params: Record<string, unknown>, openContext?: Record<string, unknown>,
+  ): Promise<unknown> {
+    const spec = METHODS[method];
+    if (!spec) {
+      if (method === 'network.fetch') throw denied('network.fetch goes through POST /api/plugins/{id}/proxy');
+      throw new AppError('METHOD_NOT_FOUND', `Unknown method ${JSON.stringify(method)}`);
+    }
+    if (spec.permission && !spec.permission(manifest.permissions)) throw denied(`${method} needs a permission that plugin ${id} does not declare`);
+    if (!atLeast(role, spec.role)) throw denied(`${method} needs the ${spec.role} role in base ${baseId}`);
+    const tableId = params.tableId as string | undefined;
+    switch (method) {
+      case 'ui.getContext':
+        return { pluginId: id, baseId, tableId: tableId ?? null, recordId: null, selection: null, ...(openContext ?? {}) };
+      case 'selection.get':
+        return openContext?.selection ?? null;
+      case 'config.get':
+        return effectiveConfig(id, baseId);
+      case 'storage.get':
+      case 'storage.set':
+      case 'storage.remove':
+        return storageCall(id, baseId, method, params);
+      case 'table.listTables':
+        return gateway.listTables(baseId);
+      case 'table.getSchema':
+        return gateway.getSchema(tableInBase(baseId, tableId));
+      case 'table.getRecords':
+        return gateway.getRecords(tableInBase(baseId, tableId), {
+          page: params.page as number | undefined, perPage: (params.per_page ?? params.perPage) as number | undefined, search: params.search as string | undefined,
+        });
+      case 'table.getRecord':
+      case 'record.update':
+      case 'record.delete': {
+        if (typeof params.recordId !== 'string' || !params.recordId) throw invalidParams('recordId is required');
+        const recordTable = tableId ? tableInBase(baseId, tableId) : tableOfRecord(baseId, params.recordId);
+        if (!recordTable) throw notFound(`Record ${params.recordId} not found in base ${baseId}`);
+        if (method === 'table.getRecord') return gateway.getRecord(recordTable, params.recordId);
+        if (method === 'record.delete') return gateway.deleteRecord(recordTable, params.recordId);
+        return gateway.updateRecord(recordTable, params.recordId, params.values ?? {});
+      }
+      case 'record.create':
+        return gateway.createRecord(tableInBase(baseId, tableId), params.values ?? {});
+    }
+    throw new AppError('METHOD_NOT_FOUND', `Unknown method ${method}`);
+  }
+
   return {
     current,
+    dataCall,
+    usableInBase,
     effectiveConfig,
     view,
     assertEnabled,
@@ -383,52 +436,11 @@ export function createPluginService(deps: Deps, opts: {
       const baseId = req.baseId;
       const role = roleIn(actor, baseId);
       if (!usableInBase(id, manifest, baseId)) throw denied(`Plugin ${id} is not installed and enabled in base ${baseId}`);
-      const method = String(req.method ?? '');
-      const spec = METHODS[method];
-      if (!spec) {
-        if (method === 'network.fetch') throw denied('network.fetch goes through POST /api/plugins/{id}/proxy');
-        throw new AppError('METHOD_NOT_FOUND', `Unknown method ${JSON.stringify(req.method)}`);
-      }
-      if (spec.permission && !spec.permission(manifest.permissions)) throw denied(`${method} needs a permission that plugin ${id} does not declare`);
-      if (!atLeast(role, spec.role)) throw denied(`${method} needs the ${spec.role} role in base ${baseId}`);
       const params = req.params === undefined || req.params === null ? {} : req.params;
       if (!isObject(params)) throw invalidParams('params must be an object');
-      const tableId = (params.tableId ?? req.tableId) as string | undefined;
       const open = typeof req.handshakeToken === 'string' ? opens.get(req.handshakeToken) : undefined;
       const openContext = open && open.pluginId === id && open.baseId === baseId && open.exp > Date.now() / 1000 ? open.context : undefined;
-      switch (method) {
-        case 'ui.getContext':
-          return { pluginId: id, baseId, tableId: tableId ?? null, recordId: null, selection: null, ...(openContext ?? {}) };
-        case 'selection.get':
-          return openContext?.selection ?? null;
-        case 'config.get':
-          return effectiveConfig(id, baseId);
-        case 'storage.get':
-        case 'storage.set':
-        case 'storage.remove':
-          return storageCall(id, baseId, method, params);
-        case 'table.listTables':
-          return gateway.listTables(baseId);
-        case 'table.getSchema':
-          return gateway.getSchema(tableInBase(baseId, tableId));
-        case 'table.getRecords':
-          return gateway.getRecords(tableInBase(baseId, tableId), {
-            page: params.page as number | undefined, perPage: (params.per_page ?? params.perPage) as number | undefined, search: params.search as string | undefined,
-          });
-        case 'table.getRecord':
-        case 'record.update':
-        case 'record.delete': {
-          if (typeof params.recordId !== 'string' || !params.recordId) throw invalidParams('recordId is required');
-          const recordTable = tableId ? tableInBase(baseId, tableId) : tableOfRecord(baseId, params.recordId);
-          if (!recordTable) throw notFound(`Record ${params.recordId} not found in base ${baseId}`);
-          if (method === 'table.getRecord') return gateway.getRecord(recordTable, params.recordId);
-          if (method === 'record.delete') return gateway.deleteRecord(recordTable, params.recordId);
-          return gateway.updateRecord(recordTable, params.recordId, params.values ?? {});
-        }
-        case 'record.create':
-          return gateway.createRecord(tableInBase(baseId, tableId), params.values ?? {});
-      }
-      throw new AppError('METHOD_NOT_FOUND', `Unknown method ${method}`);
+      return dataCall(gateway, id, manifest, baseId, role, String(req.method ?? ''), { tableId: req.tableId, ...params }, openContext);
     },
 
     /** network.fetch: the allow-list, the SSRF guard on every hop, header filtering both ways, a per-plugin rate limit. */

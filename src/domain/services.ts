@@ -8,6 +8,7 @@ import type { Deps } from './deps.js';
 import { createFieldService } from './fields.js';
 import { createOpenApiService } from './open-api.js';
 import { createPluginService } from './plugins.js';
+import { createPluginRunService } from './plugin-runs.js';
 import { createRecordService } from './records.js';
 import { createSearchIndexer } from './search-indexer.js';
 import { createTableService } from './tables.js';
@@ -32,7 +33,7 @@ export function createServices(deps: Deps) {
     access, hostVersion: deps.config.version, signer: deps.signer, fetch: deps.fetch, limiter: deps.limiter,
     proxyRatePerMinute: deps.config.proxyRatePerMinute,
   });
-  return { deps, keys: deps.keys, search, access, users, auth, audit, apps, bases, fields, tables, records, openApi, workflows, plugins };
+  return { deps, keys: deps.keys, search, access, users, auth, audit, apps, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
 }
 
 export type Services = ReturnType<typeof createServices>;

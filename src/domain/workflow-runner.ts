@@ -22,7 +22,7 @@ interface ClaimedRun {
 class StepError extends Error {}
 
 /** Runs a script plugin for the run_script node; absent until the plugin runtime exists. */
-export type ScriptRunner = (pluginId: string, params: unknown, context: { tableId: string; recordId: string | null }) => Promise<unknown>;
+export type ScriptRunner = (pluginId: string, params: unknown, context: { tableId: string; recordId: string | null; workflowId: string }) => Promise<unknown>;
 
 export function createWorkflowRunner(opts: {
   sqlite: Database.Database;
@@ -80,8 +80,8 @@ export function createWorkflowRunner(opts: {
         return { output };
       }
       case 'run_script': {
-        if (!opts.runScript) throw new StepError(`run_script: script plugins are not available in this version of the service (plugin ${config.plugin_id})`);
-        return { output: await opts.runScript(String(config.plugin_id), config.params ?? {}, { tableId: run.table_id, recordId: run.record_id }) };
+        if (!opts.runScript) throw new StepError(`run_script: script plugins are not available (plugin ${config.plugin_id})`);
+        return { output: await opts.runScript(String(config.plugin_id), config.params ?? {}, { tableId: run.table_id, recordId: run.record_id, workflowId: w.id }) };
       }
     }
   }

@@ -1,6 +1,6 @@
 // Workflow definitions (contract section 5): validation when saved, triggers fired inside record writes, manual runs and logs.
 import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
-import { tables as tablesTable, workflowRuns, workflows } from '../db/schema.js';
+import { plugins, tables as tablesTable, workflowRuns, workflows } from '../db/schema.js';
 import { writeTransaction } from '../db/connection.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import { ValueError, type FieldDef } from '../fields/field-type.js';
@@ -210,6 +210,11 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
         }
         case 'run_script':
           if (typeof config.plugin_id !== 'string' || !config.plugin_id) throw bad(`${where}.config.plugin_id`, 'is required');
+          {
+            const plugin = orm.select({ type: plugins.type }).from(plugins).where(eq(plugins.id, config.plugin_id)).get();
+            if (!plugin) throw bad(`${where}.config.plugin_id`, `plugin ${config.plugin_id} is not installed`);
+            if (plugin.type !== 'script') throw bad(`${where}.config.plugin_id`, `plugin ${config.plugin_id} is a ui plugin; run_script needs a script plugin`);
+          }
           if (config.params !== undefined && !isObject(config.params)) throw bad(`${where}.config.params`, 'must be an object');
           checkTemplates(config.params, `${where}.config.params`, fields, seen);
           break;
