@@ -12,6 +12,8 @@ const ERROR_STATUSES: Record<string, string> = {
   '413': 'Body too large',
   '429': 'Too many requests',
   '500': 'Internal error',
+  '502': 'A plugin endpoint or upstream failed (ENDPOINT_FAILED, RESPONSE_TOO_LARGE)',
+  '504': 'A plugin endpoint or upstream timed out (TIMEOUT, UPSTREAM_TIMEOUT)',
 };
 
 export function buildOpenApi(routes: Route[], info: { title: string; version: string; serverUrl: string; schemas?: Record<string, unknown> }) {

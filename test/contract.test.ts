@@ -292,6 +292,7 @@ describe('/graphql', () => {
   let fieldId: string;
   let workflowId: string;
   let pluginId: string;
+  let scriptId: string;
 
   beforeAll(async () => {
     c = await makeApp();
@@ -339,6 +340,19 @@ describe('/graphql', () => {
     expect(installed.status, JSON.stringify(installed.body)).toBe(201);
     const configured = await c.request('PUT', `/api/plugins/${pluginId}/config?scope=global`, { body: { config: { field: 'Name', note: 'global' } } });
     expect(configured.status, JSON.stringify(configured.body)).toBe(200);
+    // A script plugin (examples/row-stats, as a raw application/zip body) with one run and one endpoint call in the member's
+    // base, so the run log has real entries: two real sandboxed runs.
+    const script = await c.app.fetch(new Request('http://test.local/api/plugins/upload', {
+      method: 'POST', headers: { authorization: `Bearer ${c.adminToken}`, 'content-type': 'application/zip' }, body: new Uint8Array(await pack('row-stats')),
+    }));
+    const scriptBody = (await script.json()) as any;
+    expect(script.status, JSON.stringify(scriptBody)).toBe(201);
+    scriptId = scriptBody.data.id;
+    expect((await c.request('PUT', `/api/plugins/${scriptId}/status`, { body: { action: 'enable' } })).status).toBe(200);
+    const ran = await c.request('POST', `/api/plugins/${scriptId}/run`, { token: member.token, body: { base_id: member.defaultBaseId, table_id: tableId } });
+    expect(ran.body.data, JSON.stringify(ran.body)).toMatchObject({ status: 'completed', result: { table_id: tableId, count: 2 } });
+    const called = await c.request('POST', `/api/plugins/${scriptId}/call/summary`, { token: member.token, body: { base_id: member.defaultBaseId, payload: { table_id: tableId } } });
+    expect(called.body.data, JSON.stringify(called.body)).toEqual({ result: { table_id: tableId, count: 2 } });
   });
   afterAll(() => c?.close());
 
@@ -398,19 +412,24 @@ describe('/graphql', () => {
       user_id: member.id, base_id: member.defaultBaseId, table_id: tableId, record_id: recordId, field_id: fieldId, workflow_id: workflowId,
       plugin_id: pluginId,
     };
+    // Routes that need other values: the run log is the script plugin's, of the member's base (where the member is owner).
+    const PARAMS: Record<string, Record<string, string>> = { '/api/plugins/{plugin_id}/run-logs': { ...params, plugin_id: scriptId } };
+    const QUERY: Record<string, Record<string, string>> = { '/api/plugins/{plugin_id}/run-logs': { base_id: member.defaultBaseId } };
     const getRoutes = v1Routes.filter((r) => r.method === 'GET');
     expect(getRoutes.length).toBeGreaterThanOrEqual(10);
     for (const route of getRoutes) {
+      const routeParams = PARAMS[route.path] ?? params;
+      const query = QUERY[route.path] ?? {};
       const url = route.path.replace(/\{(\w+)\}/g, (_m, n: string) => {
-        if (params[n] === undefined) throw new Error(`${route.path}: no value for {${n}}`);
-        return params[n];
-      });
+        if (routeParams[n] === undefined) throw new Error(`${route.path}: no value for {${n}}`);
+        return routeParams[n];
+      }) + (Object.keys(query).length ? `?${new URLSearchParams(query)}` : '');
       // System-administrator routes run with the admin token, the others with the member's. The plugin configuration
       // without query parameters is the global scope, which only system administrators read.
       const token = route.path.startsWith('/api/v1/users') || route.path === '/api/plugins/{plugin_id}/config' ? c.adminToken : member.token;
       const rest = await c.request('GET', url, { token });
       expect(rest.status, `${route.method} ${url}: ${JSON.stringify(rest.body)}`).toBe(200);
-      const variables = route.variables({ params, query: {}, body: {}, headers: new Headers() } as RouteRequest);
+      const variables = route.variables({ params: routeParams, query, body: {}, headers: new Headers() } as RouteRequest);
       const gql = await c.graphql(route.document, variables, token);
       expect(gql.status, route.path).toBe(200);
       expect(gql.body.errors, route.path).toBeUndefined();
@@ -420,10 +439,26 @@ describe('/graphql', () => {
       if (route.path === '/api/v1/workflows/{workflow_id}') expect(rest.body.data).toMatchObject({ id: workflowId, table_id: tableId, name: 'Touch' });
       if (route.path === '/api/v1/workflows/{workflow_id}/logs') expect(rest.body.data.items).toMatchObject([{ workflow_id: workflowId, status: 'success' }]);
       // The plugin routes compare real data too: the uploaded, enabled and configured plugin.
-      if (route.path === '/api/plugins') expect(rest.body.data.map((p: any) => [p.id, p.status])).toEqual([[pluginId, 'enabled']]);
+      if (route.path === '/api/plugins') expect(rest.body.data.map((p: any) => [p.id, p.status])).toEqual([[pluginId, 'enabled'], [scriptId, 'enabled']]);
       if (route.path === '/api/plugins/{plugin_id}') expect(rest.body.data).toMatchObject({ id: pluginId, type: 'ui', version: '1.0.0', versions: [{ version: '1.0.0' }] });
       if (route.path === '/api/plugins/{plugin_id}/config') {
         expect(rest.body.data).toEqual({ scope: 'global', base_id: null, config: { field: 'Name', note: 'global' }, effective: { field: 'Name', note: 'global' } });
+      }
+      if (route.path === '/api/plugins/{plugin_id}/run-logs') {
+        expect(rest.body.data).toMatchObject({
+          items: [
+            { plugin_id: scriptId, kind: 'call', endpoint: 'summary', base_id: member.defaultBaseId, user_id: member.id, status: 'completed', result: { table_id: tableId, count: 2 } },
+            { plugin_id: scriptId, kind: 'run', endpoint: null, base_id: member.defaultBaseId, user_id: member.id, status: 'completed', logs: ['counted 2 records'] },
+          ],
+          total: 2, page: 1, page_size: 20,
+        });
+        // Without base_id (every base, system administrators) and paged: the same data both ways.
+        const every = await c.request('GET', `/api/plugins/${scriptId}/run-logs?page=2&page_size=1`);
+        expect(every.status, JSON.stringify(every.body)).toBe(200);
+        const everyGql = await c.graphql(route.document, route.variables({ params: routeParams, query: { page: 2, page_size: 1 }, body: {}, headers: new Headers() } as RouteRequest));
+        expect(everyGql.body.errors).toBeUndefined();
+        expect(route.result(everyGql.body.data)).toEqual(every.body.data);
+        expect(every.body.data).toEqual({ items: [rest.body.data.items[1]], total: 2, page: 2, page_size: 1 });
       }
     }
   });

@@ -227,7 +227,7 @@ describe('the OpenAPI document', () => {
       const queryParams = op.parameters.filter((p: any) => p.in === 'query').map((p: any) => p.name);
       expect(queryParams, where).toEqual(Object.keys(route.query ?? {}));
       const success = String(route.status ?? 200);
-      expect(Object.keys(op.responses).sort(), where).toEqual([success, '400', '401', '403', '404', '405', '409', '413', '429', '500'].sort());
+      expect(Object.keys(op.responses).sort(), where).toEqual([success, '400', '401', '403', '404', '405', '409', '413', '429', '500', '502', '504'].sort());
       expect(op.responses[success].content['application/json'].schema.properties.data, where).toEqual(route.response);
       expect(op.requestBody !== undefined, `${where}: requestBody`).toBe(route.body !== undefined || route.bodyFormat === 'upload');
       if (route.bodyFormat === 'upload') {
@@ -773,7 +773,7 @@ describe('answers conform to the document', () => {
     await call('DELETE', '/api/v1/workflows/{workflow_id}', w, 404, { token: userToken });
   });
 
-  it('plugins: upload, list, read, status, installations, config, rpc, proxy, sandbox URL, rollback, uninstall and their errors', async () => {
+  it('plugins: upload, list, read, status, installations, config, rpc, proxy, sandbox URL, script runs, endpoint calls, run logs, rollback, uninstall and their errors', async () => {
     const manifest = exampleManifest('record-tagger');
     const id = manifest.id as string;
     const p = { plugin_id: id };
@@ -943,6 +943,63 @@ describe('answers conform to the document', () => {
     expect((await call('GET', '/api/plugins/{plugin_id}', p, 200, { token: viewerToken, query: `base_id=${S.base}` })).body.data).toMatchObject({
       version: '1.0.0', status: 'enabled', installation: { installed: true, enabled: true },
     });
+
+    // Script plugins (examples/row-stats, uploaded above): runs for editors and above, a declared endpoint for any member,
+    // the run log for base administrators (every base for system administrators). Three real sandboxed runs.
+    const sp = { plugin_id: 'com.example.row-stats' };
+    const summary = { ...sp, endpoint: 'summary' };
+    const disabledRun = await call('POST', '/api/plugins/{plugin_id}/run', sp, 403, { token: userToken, body: { base_id: S.base, table_id: S.table } });
+    expectError(disabledRun, 403, 'PLUGIN_DISABLED', 'Plugin com.example.row-stats is disabled');
+    await call('PUT', '/api/plugins/{plugin_id}/status', sp, 200, { body: { action: 'enable' } });
+    const count = (await c.request('GET', `/api/v1/tables/${S.table}/records?page_size=1`, { token: userToken })).body.data.total;
+    const ran = await call('POST', '/api/plugins/{plugin_id}/run', sp, 200, { token: userToken, body: { base_id: S.base, table_id: S.table, params: { note: 'x' } } });
+    expect(ran.body.data).toEqual({
+      run_id: expect.stringMatching(/^run/), status: 'completed', result: { table_id: S.table, count, sum: 0 }, error: null, logs: [`counted ${count} records`],
+    });
+    const viewerRun = await call('POST', '/api/plugins/{plugin_id}/run', sp, 403, { token: viewerToken, body: { base_id: S.base, table_id: S.table } });
+    expectError(viewerRun, 403, 'PERMISSION_DENIED', `Running a script plugin needs the editor role in base ${S.base}`);
+    const uiRun = await call('POST', '/api/plugins/{plugin_id}/run', p, 400, { token: userToken, body: { base_id: S.base } });
+    expectError(uiRun, 400, 'BAD_REQUEST', `Plugin ${id} is a ui plugin; only script plugins run`);
+    const noBaseRun = await call('POST', '/api/plugins/{plugin_id}/run', sp, 400, { token: userToken, body: { table_id: S.table } });
+    expectError(noBaseRun, 400, 'BAD_REQUEST', '"base_id" is required', [{ field: 'base_id', message: '"base_id" is required' }]);
+    const missingRun = await call('POST', '/api/plugins/{plugin_id}/run', { plugin_id: 'com.example.nope' }, 404, { token: userToken, body: { base_id: S.base } });
+    expectError(missingRun, 404, 'NOT_FOUND', 'Plugin com.example.nope not found');
+
+    const called = await call('POST', '/api/plugins/{plugin_id}/call/{endpoint}', summary, 200, { token: viewerToken, body: { base_id: S.base, payload: { table_id: S.table } } });
+    expect(called.body.data).toEqual({ result: { table_id: S.table, count } });
+    const undeclared = await call('POST', '/api/plugins/{plugin_id}/call/{endpoint}', { ...sp, endpoint: 'nope' }, 404, { token: viewerToken, body: { base_id: S.base } });
+    expectError(undeclared, 404, 'ENDPOINT_NOT_DECLARED', 'Plugin com.example.row-stats declares no endpoint "nope"');
+    const outsiderCall = await call('POST', '/api/plugins/{plugin_id}/call/{endpoint}', summary, 403, { token: viewerToken, body: { base_id: S.userBase, payload: { table_id: S.table } } });
+    expectError(outsiderCall, 403, 'PERMISSION_DENIED', `You are not a member of base ${S.userBase}`);
+    // The endpoint's script fails (no table_id in the payload): 502 ENDPOINT_FAILED. The document lists no 502 (nor 504) for
+    // any operation, so the answer is checked against the document's Error schema rather than through call().
+    const failedCall = await c.request('POST', '/api/plugins/com.example.row-stats/call/summary', { token: viewerToken, body: { base_id: S.base, payload: {} } });
+    expect(failedCall.status, JSON.stringify(failedCall.body)).toBe(502);
+    assertCommon(failedCall, 'POST /api/plugins/com.example.row-stats/call/summary');
+    assertErrorSchema(failedCall);
+    expectError(failedCall, 502, 'ENDPOINT_FAILED', /^KeyError: 'table_id'/);
+
+    const logs = await call('GET', '/api/plugins/{plugin_id}/run-logs', sp, 200, { token: userToken, query: `base_id=${S.base}` });
+    const entry = { plugin_id: 'com.example.row-stats', version: '1.0.0', base_id: S.base, started_at: TIME, finished_at: TIME, duration_ms: expect.any(Number) };
+    expect(logs.body.data).toEqual({
+      items: [
+        {
+          ...entry, run_id: expect.stringMatching(/^run/), kind: 'call', endpoint: 'summary', user_id: S.viewer, status: 'failed', result: null,
+          error: failedCall.body.msg, traceback: expect.stringContaining('summary.py'), logs: [],
+        },
+        { ...entry, run_id: expect.stringMatching(/^run/), kind: 'call', endpoint: 'summary', user_id: S.viewer, status: 'completed', result: called.body.data.result, error: null, traceback: null, logs: [] },
+        { ...entry, run_id: ran.body.data.run_id, kind: 'run', endpoint: null, user_id: S.user, status: 'completed', result: ran.body.data.result, error: null, traceback: null, logs: ran.body.data.logs },
+      ],
+      total: 3, page: 1, page_size: 20,
+    });
+    const everyBase = await call('GET', '/api/plugins/{plugin_id}/run-logs', sp, 200, { query: 'page=2&page_size=2' });
+    expect(everyBase.body.data).toEqual({ items: [logs.body.data.items[2]], total: 3, page: 2, page_size: 2 });
+    const viewerLogs = await call('GET', '/api/plugins/{plugin_id}/run-logs', sp, 403, { token: viewerToken, query: `base_id=${S.base}` });
+    expectError(viewerLogs, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const userEveryBase = await call('GET', '/api/plugins/{plugin_id}/run-logs', sp, 403, { token: userToken });
+    expectError(userEveryBase, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    const missingLogs = await call('GET', '/api/plugins/{plugin_id}/run-logs', { plugin_id: 'com.example.nope' }, 404);
+    expectError(missingLogs, 404, 'NOT_FOUND', 'Plugin com.example.nope not found');
 
     // Remove from the base, then uninstall.
     const removed = await call('DELETE', '/api/plugins/{plugin_id}/installations', p, 200, { token: userToken, query: `base_id=${S.base}` });

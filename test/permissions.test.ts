@@ -5,7 +5,9 @@
 // Plugins: upload, status, rollback, uninstall and the global configuration are for system administrators; any signed-in user
 // lists and reads plugins (a viewer of the base when base_id is given); base administrators manage installations and the base
 // configuration; RPC, proxy and sandbox URLs take any signed-in user and answer 403 PERMISSION_DENIED (role, membership,
-// installation) or PLUGIN_DISABLED from the plugin service.
+// installation) or PLUGIN_DISABLED from the plugin service. Script plugins: running one needs the editor role, a declared
+// endpoint any member (both 403 PERMISSION_DENIED from the plugin run service); run logs are for base administrators
+// (with base_id) or system administrators (every base).
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -33,9 +35,10 @@ const emails = {} as Record<ActorName, string>;
 const PASSWORDS: Partial<Record<ActorName, string>> = {};
 /**
  * The shared fixture: base B owned by O with A admin, E editor, V viewer; table T with field F, record R and manual workflow W; X a spare user;
- * plugin P (ui, enabled, installed and enabled in B, may reach the local upstream) and Q (ui, enabled, installed in B, toggled by the rows).
+ * plugin P (ui, enabled, installed and enabled in B, may reach the local upstream) and Q (ui, enabled, installed in B, toggled by the rows);
+ * script plugin SP (examples/row-stats, enabled) with one failed endpoint call in the system administrator's own base OB.
  */
-const fx = { base: '', table: '', field: '', record: '', workflow: '', spare: '', plugin: '', sparePlugin: '' };
+const fx = { base: '', table: '', field: '', record: '', workflow: '', spare: '', plugin: '', sparePlugin: '', script: '', otherBase: '' };
 let seq = 0;
 const uniq = (p: string) => `${p}${++seq}${Math.random().toString(36).slice(2, 6)}`;
 
@@ -116,6 +119,18 @@ async function freshPlugin(opts: { versions?: string[]; enable?: boolean; instal
   if (opts.install) await ok(await c.request('POST', `/api/plugins/${id}/installations`, { body: { base_id: fx.base } }), 201);
   return id;
 }
+/** examples/row-stats as it is: a script plugin with the endpoint `summary`. */
+async function packRowStats(): Promise<Buffer> {
+  const dir = path.resolve(EXAMPLE, '../row-stats');
+  const zip = new JSZip();
+  for (const f of fs.readdirSync(dir)) zip.file(f, fs.readFileSync(path.join(dir, f)));
+  return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
+}
+/** The run log of the script plugin, read by the system administrator: of the fixture base, or (null) of every base. */
+const scriptLog = async (baseId: string | null = fx.base) =>
+  ok(await c.request('GET', `/api/plugins/${fx.script}/run-logs?page_size=200${baseId ? `&base_id=${baseId}` : ''}`));
+/** The number of records of the fixture table: what row-stats counts. */
+const recordCount = async () => (await ok(await c.request('GET', `/api/v1/tables/${fx.table}/records?page_size=1`))).total as number;
 const pluginOf = async (id: string, baseId?: string) => (await c.request('GET', `/api/plugins/${id}${baseId ? `?base_id=${baseId}` : ''}`)).body.data;
 const rpc = (method: string, params: unknown = {}) => ({ base_id: fx.base, method, params });
 
@@ -656,6 +671,63 @@ const ROWS: Row[] = [
       if (allowed) expect(res.body.data.url).toContain(`/api/plugins/${fx.plugin}/versions/1.0.0/loader.html?`);
     },
   },
+  // Script plugins: each allowed row below is a real sandboxed run of examples/row-stats (4 runs, 5 calls); a refused one never
+  // reaches the sandbox and leaves no run-log entry.
+  {
+    method: 'POST', path: '/api/plugins/{plugin_id}/run', min: 'editor', ok: 200, denied: 'PERMISSION_DENIED',
+    prepare: async () => ({ url: `/api/plugins/${fx.script}/run`, body: { base_id: fx.base, table_id: fx.table }, ref: String((await scriptLog()).total) }),
+    check: async (call, allowed, res, a) => {
+      const log = await scriptLog();
+      expect(log.total).toBe(Number(call.ref) + (allowed ? 1 : 0));
+      if (!allowed) return;
+      const count = await recordCount();
+      expect(res.body.data).toEqual({
+        run_id: expect.stringMatching(/^run/), status: 'completed', result: { table_id: fx.table, count, sum: 0 }, error: null, logs: [`counted ${count} records`],
+      });
+      expect(log.items[0]).toMatchObject({
+        run_id: res.body.data.run_id, plugin_id: fx.script, version: '1.0.0', kind: 'run', endpoint: null, base_id: fx.base, user_id: ids[a], status: 'completed',
+        result: res.body.data.result, error: null, logs: res.body.data.logs,
+      });
+    },
+  },
+  {
+    method: 'POST', path: '/api/plugins/{plugin_id}/call/{endpoint}', min: 'viewer', ok: 200, denied: 'PERMISSION_DENIED',
+    prepare: async () => ({ url: `/api/plugins/${fx.script}/call/summary`, body: { base_id: fx.base, payload: { table_id: fx.table } }, ref: String((await scriptLog()).total) }),
+    check: async (call, allowed, res, a) => {
+      const log = await scriptLog();
+      expect(log.total).toBe(Number(call.ref) + (allowed ? 1 : 0));
+      if (!allowed) return;
+      expect(res.body.data).toEqual({ result: { table_id: fx.table, count: await recordCount() } });
+      expect(log.items[0]).toMatchObject({
+        run_id: expect.stringMatching(/^run/), plugin_id: fx.script, kind: 'call', endpoint: 'summary', base_id: fx.base, user_id: ids[a], status: 'completed',
+        result: res.body.data.result, error: null,
+      });
+    },
+  },
+  {
+    // With base_id: base administrators, and only the runs and calls of that base.
+    method: 'GET', path: '/api/plugins/{plugin_id}/run-logs', min: 'admin', ok: 200,
+    prepare: async () => ({ url: `/api/plugins/${fx.script}/run-logs?base_id=${fx.base}&page_size=200` }),
+    check: async (_call, allowed, res) => {
+      if (!allowed) return;
+      const every = (await scriptLog(null)).items as any[];
+      const here = every.filter((r) => r.base_id === fx.base);
+      expect(here.length).toBeLessThan(every.length); // the setup call in the other base is left out
+      expect(res.body.data).toEqual({ items: here, total: here.length, page: 1, page_size: 200 });
+    },
+  },
+  {
+    // Without base_id: system administrators, every base.
+    method: 'GET', path: '/api/plugins/{plugin_id}/run-logs', min: 'systemAdmin', ok: 200,
+    prepare: async () => ({ url: `/api/plugins/${fx.script}/run-logs?page_size=200` }),
+    check: async (_call, allowed, res) => {
+      if (!allowed) return;
+      const { items, total } = res.body.data;
+      expect(total).toBe(items.length);
+      expect(items.filter((r: any) => r.base_id === fx.base)).toEqual((await scriptLog()).items);
+      expect(items.at(-1)).toMatchObject({ kind: 'call', endpoint: 'summary', base_id: fx.otherBase, user_id: ids.S, status: 'failed' });
+    },
+  },
 ];
 
 beforeAll(async () => {
@@ -690,6 +762,11 @@ beforeAll(async () => {
   fx.workflow = (await ok(await c.request('POST', '/api/v1/workflows', { token: tokens.O, body: workflowBody('Matrix flow') }), 201)).id;
   fx.plugin = await freshPlugin({ enable: true, install: true });
   fx.sparePlugin = await freshPlugin({ enable: true, install: true });
+  fx.script = (await ok(await upload(await packRowStats(), tokens.S), 201)).id;
+  await ok(await c.request('PUT', `/api/plugins/${fx.script}/status`, { body: { action: 'enable' } }));
+  // One call in another base (the system administrator's own), which fails in the script (no table_id in the payload): 502.
+  fx.otherBase = me.default_base_id;
+  expectError(await c.request('POST', `/api/plugins/${fx.script}/call/summary`, { body: { base_id: fx.otherBase, payload: {} } }), 502, 'ENDPOINT_FAILED');
 });
 afterAll(async () => {
   await c?.close();
@@ -808,6 +885,11 @@ describe('ids that do not exist', () => {
     () => ['DELETE', `/api/plugins/${fx.plugin}/installations?base_id=bsenope`],
     () => ['GET', `/api/plugins/${fx.plugin}/config?scope=base&base_id=bsenope`],
     () => ['PUT', `/api/plugins/${fx.plugin}/config?scope=base&base_id=bsenope`, { config: {} }],
+    () => ['POST', `/api/plugins/${NOPE}/run`, { base_id: fx.base }],
+    () => ['POST', `/api/plugins/${NOPE}/call/summary`, { base_id: fx.base }],
+    () => ['POST', `/api/plugins/${fx.script}/run`, { base_id: 'bsenope' }],
+    () => ['POST', `/api/plugins/${fx.script}/call/summary`, { base_id: 'bsenope' }],
+    () => ['GET', `/api/plugins/${fx.script}/run-logs?base_id=bsenope`],
   ];
   // System-administrator operations on a missing plugin: 404 to the system administrator, 403 to everyone else.
   const MISSING_PLUGIN_ADMIN: Array<[string, string, unknown?]> = [
@@ -816,6 +898,7 @@ describe('ids that do not exist', () => {
     ['DELETE', `/api/plugins/${NOPE}`],
     ['GET', `/api/plugins/${NOPE}/config?scope=global`],
     ['PUT', `/api/plugins/${NOPE}/config?scope=global`, { config: {} }],
+    ['GET', `/api/plugins/${NOPE}/run-logs`],
   ];
   // Base-administrator operations on a missing plugin inside the fixture base: the role check comes first.
   const MISSING_PLUGIN_IN_BASE: Array<() => [string, string, unknown?]> = [
@@ -824,6 +907,7 @@ describe('ids that do not exist', () => {
     () => ['DELETE', `/api/plugins/${NOPE}/installations?base_id=${fx.base}`],
     () => ['GET', `/api/plugins/${NOPE}/config?scope=base&base_id=${fx.base}`],
     () => ['PUT', `/api/plugins/${NOPE}/config?scope=base&base_id=${fx.base}`, { config: {} }],
+    () => ['GET', `/api/plugins/${NOPE}/run-logs?base_id=${fx.base}`],
   ];
   for (const actor of ACTORS) {
     const want = actor === 'anon' ? 401 : 404;
@@ -851,6 +935,11 @@ describe('ids that do not exist', () => {
         expect(res.status, `${method} ${url}: ${JSON.stringify(res.body)}`).toBe(wantInBase);
         expectError(res, wantInBase);
       }
+    });
+    // An endpoint the manifest does not declare: 404 before any membership check (the manifest is readable by every signed-in user).
+    it(`an undeclared endpoint answers ${want} ${actor === 'anon' ? 'UNAUTHORIZED' : 'ENDPOINT_NOT_DECLARED'} to ${actor}`, async () => {
+      const res = await c.request('POST', `/api/plugins/${fx.script}/call/nope`, { token: tokens[actor], body: { base_id: fx.base } });
+      expectError(res, want, actor === 'anon' ? undefined : 'ENDPOINT_NOT_DECLARED');
     });
   }
 
@@ -891,7 +980,10 @@ describe('the plugin service refuses calls the route scope lets through', () => 
     [`/api/plugins/${id}/sandbox-url`, { base_id: fx.base, extension_point: 'toolbar-button' }],
   ];
   const CASES: Array<{ label: string; code: string; calls: () => Array<[string, unknown]> }> = [
-    { label: 'a disabled plugin', code: 'PLUGIN_DISABLED', calls: () => calls(ids.disabled) },
+    {
+      label: 'a disabled plugin', code: 'PLUGIN_DISABLED',
+      calls: () => [...calls(ids.disabled), [`/api/plugins/${ids.disabled}/run`, { base_id: fx.base }], [`/api/plugins/${ids.disabled}/call/summary`, { base_id: fx.base }]],
+    },
     { label: 'a plugin not installed in the base', code: 'PERMISSION_DENIED', calls: () => calls(ids.notInstalled) },
     { label: 'a plugin disabled in the base', code: 'PERMISSION_DENIED', calls: () => calls(ids.offInBase) },
     {

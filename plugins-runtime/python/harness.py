@@ -1,4 +1,6 @@
-# Sandbox harness for plugin scripts: runner.ts passes this file to `python3 -I -S -B -c`; it reads one job from stdin, locks the interpreter down, runs the plugin and reports.
+# Sandbox harness for plugin scripts: run by `python3 -I -S -B -c` (runner.ts), it reads one job from stdin, locks the interpreter down, runs the plugin and reports.
+#
+# runner.ts compiles this file once with the same interpreter and passes the marshalled code on the command line.
 #
 # Protocol (newline-delimited JSON, at most 1 MiB a line after the first):
 #   host -> harness, stdin:  first line {"files": {path: base64}, "entry", "context", "config", "request", "limits"},
@@ -7,10 +9,15 @@
 #                            {"t": "log", "l": [line, ...]}, {"t": "call", "id", "m", "a"}, {"t": "done", "status", "result", "error", "traceback"}
 #
 # Order of work: everything that touches the file system (reading the job, importing the modules the plugin names) happens
-# first; then the limits are set, the dangerous functions of posix/os/_imp/_thread/_signal are replaced, and an audit hook
-# that refuses every event but a few harmless ones is installed. From then on nothing is opened or imported, so the hook does
-# not need exceptions for the interpreter's own imports. The hook keeps no mutable state and no reference to it survives, so
-# plugin code cannot switch it off even if it reaches harness objects through some standard-library gadget.
+# first; then the limits are set, the dangerous functions of posix/os/_imp/_thread/_signal are replaced by stubs, and an
+# audit hook that refuses every event but a few harmless ones is installed. From then on nothing is opened or imported, so
+# the hook needs no exceptions for the interpreter's own imports. The hook's decisions are constants in its own code and
+# the interpreter's hook list is the only reference to it, so plugin code cannot switch it off even if some
+# standard-library gadget hands it harness objects.
+#
+# Layers in front of that backstop, so that the usual escapes fail early and with a clear message: a source check of the
+# plugin's files (and of everything compiled later) that refuses dunder and frame attributes, builtins without
+# open/eval/exec/compile and with checked getattr & co, and an import allow-list that hands out public-only module views.
 import sys
 import posix
 import builtins
@@ -281,23 +288,26 @@ def _harness():
                     stack.append(value)
         return None
 
-    # Plugin modules: "a/b.py" -> "a.b", "a/__init__.py" -> "a".
+    # Plugin modules: "a/b.py" -> "a.b", "a/__init__.py" -> "a". As for a script run by python, the entry's
+    # directory is an import root; the package root is one too (after it), so "lib/x.py" imports as "lib.x".
+    entry_dir = entry.rpartition('/')[0]
     pkg_index = {}
-    for path in files:
-        if not path.endswith('.py'):
-            continue
-        parts = path[:-3].split('/')
-        is_pkg = parts[-1] == '__init__'
-        if is_pkg:
-            parts = parts[:-1]
-        if parts and all(p.isidentifier() for p in parts):
-            pkg_index['.'.join(parts)] = (path, is_pkg)
-    pkg_tops = frozenset(name.partition('.')[0] for name in pkg_index)
+    for root in ((entry_dir + '/', '') if entry_dir else ('',)):
+        for path in sorted(files):
+            if not path.endswith('.py') or not path.startswith(root):
+                continue
+            parts = path[len(root):-3].split('/')
+            is_pkg = parts[-1] == '__init__'
+            if is_pkg:
+                parts = parts[:-1]
+            if parts and all(p.isidentifier() for p in parts):
+                pkg_index.setdefault('.'.join(parts), (path, is_pkg))
     for name in list(pkg_index):
         # Directories without __init__.py still work as (namespace) packages.
         bits = name.split('.')
         for i in range(1, len(bits)):
             pkg_index.setdefault('.'.join(bits[:i]), (None, True))
+    pkg_tops = frozenset(name.partition('.')[0] for name in pkg_index)
 
     trees = {}        # path -> AST, or the exception/violation that stops the file from loading
     imports = []
@@ -405,18 +415,18 @@ def _harness():
             return 0
         pieces = text.split('\n')
         if len(pieces) > 1:
-            partial.append(pieces[0])
+            if partial_size[0] <= MAX_LOG_LINE:
+                partial.append(pieces[0][:MAX_LOG_LINE + 1])
             end_partial()
             for piece in pieces[1:-1]:
                 add_line(piece)
             if pieces[-1]:
-                partial.append(pieces[-1])
+                partial.append(pieces[-1][:MAX_LOG_LINE + 1])
                 partial_size[0] = len(pieces[-1])
-        else:
+        elif partial_size[0] <= MAX_LOG_LINE:
+            # Text without a newline waits for one; past the line cap the rest of the line is dropped.
             partial.append(text)
             partial_size[0] += len(text)
-            if partial_size[0] > MAX_LOG_LINE:
-                end_partial()
         return len(text)
 
     def log_message(message):
@@ -742,6 +752,11 @@ def _harness():
             if hard != resource.RLIM_INFINITY and hard < value:
                 resource.setrlimit(which, (hard, hard))
 
+    # A wall-clock backstop of our own: the host kills the run at its timeout, but should the host itself die
+    # without bubblewrap around us, a sleeping script still ends (SIGALRM's default action terminates).
+    wall = int(limits.get('wall') or 0)
+    if wall > 0:
+        sys_modules['_signal'].alarm(wall)
     limit(resource.RLIMIT_AS, memory)
     try:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
@@ -948,8 +963,8 @@ def _harness():
     entry_module = ModuleType('__main__')
     entry_globals = real_vars(entry_module)   # set_result writes here
     entry_globals.update({'__builtins__': rbuiltins, '__file__': entry, 'result': None})
-    entry_dir = entry.rpartition('/')[0].replace('/', '.')
-    entry_globals['__package__'] = entry_dir if entry_dir and entry_dir in pkg_index else None
+    entry_package = entry_dir.replace('/', '.')
+    entry_globals['__package__'] = entry_package if entry_package and entry_package in pkg_index else None
     sys_modules['__main__'] = entry_module
 
     status = 'completed'

@@ -1,6 +1,6 @@
 // Runs a plugin's Python script in the sandbox (bubblewrap around a locked-down python3) and answers its base.* calls.
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { existsSync, lstatSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
 export interface ScriptRequest {
@@ -59,8 +59,38 @@ function pythonPath(): string {
   return process.env.TABLE_SANDBOX_PYTHON || DEFAULT_PYTHON;
 }
 
-function dropRoot(): { uid?: number; gid?: number } {
-  return typeof process.getuid === 'function' && process.getuid() === 0 ? { uid: NOBODY, gid: NOBODY } : {};
+// Compiling the harness costs 10-20 ms per run, so it is compiled once by the same interpreter and passed as marshal
+// data. Only for interpreters under /usr (the only ones bubblewrap can run): anything else gets the source.
+const COMPILE_HARNESS = 'import sys, marshal; sys.stdout.buffer.write(marshal.dumps(compile(sys.stdin.read(), "<harness>", "exec")))';
+const MAX_ARG = 120_000;   // below Linux's 128 KiB limit for one argument
+let compiled: { key: string; code: string } | null = null;
+
+function harnessCode(python: string): string {
+  if (!python.startsWith('/usr/')) return HARNESS;
+  let key = python;
+  try {
+    const st = statSync(python);
+    key = `${python}:${st.size}:${st.mtimeMs}`;   // marshal data only fits the interpreter build that wrote it
+  } catch { return HARNESS; }
+  if (compiled?.key !== key) {
+    const r = spawnSync(python, [...PYTHON_ARGS, '-c', COMPILE_HARNESS], {
+      input: HARNESS, env: {}, timeout: 15_000, maxBuffer: 1 << 20, stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    const b64 = r.status === 0 && r.stdout?.length ? r.stdout.toString('base64') : '';
+    const code = `import marshal, binascii; exec(marshal.loads(binascii.a2b_base64(b'${b64}')))`;
+    compiled = { key, code: b64 && code.length <= MAX_ARG ? code : HARNESS };
+  }
+  return compiled.code;
+}
+
+const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+/** Whether bubblewrap starts as nobody when the service is root (decided by the probe; some kernels refuse user
+ * namespaces to unprivileged users, and then bubblewrap runs as root inside its own user namespace). */
+let bwrapAsNobody = isRoot;
+
+function runAs(withBwrap: boolean): { uid?: number; gid?: number } {
+  const drop = withBwrap ? bwrapAsNobody : isRoot;
+  return drop ? { uid: NOBODY, gid: NOBODY } : {};
 }
 
 /** bubblewrap arguments: every namespace unshared, an empty environment and only /usr (read-only) plus the /lib* links. */
@@ -94,15 +124,21 @@ export function sandboxStatus(): SandboxStatus {
   } else if (!existsSync(pythonPath())) {
     probed = { isolation: 'reduced', reason: `${pythonPath()} is missing` };
   } else {
-    const r = spawnSync(BWRAP, [...bwrapArgs(), pythonPath(), ...PYTHON_ARGS, '-c', 'pass'], {
-      env: {}, timeout: 15_000, stdio: ['ignore', 'ignore', 'pipe'], ...dropRoot(),
+    const probe = () => spawnSync(BWRAP, [...bwrapArgs(), pythonPath(), ...PYTHON_ARGS, '-c', 'pass'], {
+      env: {}, timeout: 15_000, stdio: ['ignore', 'ignore', 'pipe'], ...runAs(true),
     });
+    let r = probe();
+    if (r.status !== 0 && bwrapAsNobody) {
+      bwrapAsNobody = false;
+      r = probe();
+    }
     if (r.status === 0) probed = { isolation: 'full' };
     else {
       const why = r.error ? r.error.message : (r.stderr?.toString('utf8').trim() || `exit status ${r.status}`);
       probed = { isolation: 'reduced', reason: `bubblewrap cannot start: ${why.slice(0, 300)}` };
     }
   }
+  harnessCode(pythonPath());   // compile the harness now (once), not during the first run
   return probed;
 }
 
@@ -154,18 +190,18 @@ export function runScript(req: ScriptRequest): Promise<ScriptOutcome> {
   try {
     job = JSON.stringify({
       files: sources, entry: req.entry, context: req.context ?? {}, config: req.config ?? {}, request: req.request ?? null,
-      limits: { memory, cpu: Math.ceil(timeoutMs / 1000) + 2 },
+      limits: { memory, cpu: Math.ceil(timeoutMs / 1000) + 2, wall: Math.ceil(timeoutMs / 1000) + 5 },
     });
   } catch (e) {
     return Promise.resolve(failed(`SANDBOX_ERROR: context/config/request are not JSON (${errorMessage(e)})`, startedAt));
   }
 
   return new Promise<ScriptOutcome>((resolve) => {
-    const pyArgs = [...PYTHON_ARGS, '-c', HARNESS];
+    const pyArgs = [...PYTHON_ARGS, '-c', harnessCode(pythonPath())];
     let child: ChildProcess;
     try {
       // detached: the child leads a new process group, so one kill(-pid) reaches everything it started.
-      const options: SpawnOptions = { env: {}, cwd: '/', detached: true, stdio: ['pipe', 'pipe', 'pipe'], ...dropRoot() };
+      const options: SpawnOptions = { env: {}, cwd: '/', detached: true, stdio: ['pipe', 'pipe', 'pipe'], ...runAs(useBwrap) };
       child = useBwrap
         ? spawn(BWRAP, [...bwrapArgs(), pythonPath(), ...pyArgs], options)
         : spawn(pythonPath(), pyArgs, options);
@@ -342,7 +378,7 @@ export function runScript(req: ScriptRequest): Promise<ScriptOutcome> {
       closed = true;
       clearTimeout(closeWait);
       if (!outcome) {
-        if (exitSignal === 'SIGXCPU') fail('TIMEOUT: the script used up its CPU time limit', true);
+        if (exitSignal === 'SIGXCPU' || exitSignal === 'SIGALRM') fail('TIMEOUT: the script ran past its time limit', true);
         else {
           const tail = stderrTail.trim().split('\n').slice(-3).join(' | ');
           fail(`SANDBOX_ERROR: the script process ended without a result (${exitInfo})${tail ? `: ${tail.slice(0, 500)}` : ''}`);

@@ -109,10 +109,12 @@ export function createPluginRunService(deps: Deps, plugins: PluginService) {
     /** POST /{id}/run: a script plugin, for an editor or higher of the base; waits for the end of the run. */
     async runPlugin(actor: Actor, gateway: PluginDataGateway, id: string, req: { baseId?: unknown; tableId?: unknown; params?: unknown }) {
       const { row, manifest } = plugins.assertEnabled(id);
-      if (row.type !== 'script') throw badRequest(`Plugin ${id} is a ui plugin; only script plugins run`);
       if (typeof req.baseId !== 'string' || !req.baseId) throw badRequest('base_id is required', [{ field: 'base_id', message: 'required' }]);
       const role = plugins.roleIn(actor, req.baseId);
       if (!atLeast(role, 'editor')) throw denied(`Running a script plugin needs the editor role in base ${req.baseId}`);
+      if (row.type !== 'script') throw badRequest(`Plugin ${id} is a ui plugin; only script plugins run`);
+      // A wrong table is the caller's mistake, not a failed run of the plugin.
+      if (req.tableId !== undefined && req.tableId !== null) plugins.tableInBase(req.baseId, req.tableId);
       if (req.params !== undefined && req.params !== null && (typeof req.params !== 'object' || Array.isArray(req.params))) throw badRequest('params must be an object', [{ field: 'params', message: 'must be an object' }]);
       const context = { plugin_id: id, base_id: req.baseId, table_id: (req.tableId as string | undefined) ?? null, params: req.params ?? {} };
       const { runId, outcome } = await execute({

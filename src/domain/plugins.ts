@@ -278,6 +278,7 @@ export function createPluginService(deps: Deps, opts: {
     current,
     dataCall,
     usableInBase,
+    tableInBase,
     effectiveConfig,
     view,
     assertEnabled,
