@@ -29,6 +29,7 @@ import { useHttpStatusExtension } from './graphql/use-http-status-extension.js';
 import { createPluginServer } from '../plugins-runtime/serve.js';
 import { sandboxStatus } from '../plugins-runtime/python/runner.js';
 import { pluginGateway } from '../schema/plugin-gateway.js';
+import { createWebServer } from './web-static.js';
 import type { UserActor } from './domain/deps.js';
 
 export const DB_FILE = 'table-service.db';
@@ -102,6 +103,7 @@ export async function createApp(config: Config) {
     title: 'Table Service Open API and OAuth', version: config.version, serverUrl: config.publicUrl, schemas: openSchemas,
   }));
   const pluginServer = createPluginServer(services.plugins);
+  const web = createWebServer();
   const jsonDoc = (text: string, requestId: string) =>
     new Response(text, { headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId } });
 
@@ -119,6 +121,10 @@ export async function createApp(config: Config) {
     if (p.startsWith('/api/v1/') || p.startsWith('/api/auth/') || p.startsWith('/api/plugins')) return rest.handle(request, url, requestId, 'v1');
     if (p === '/api/oauth/token') return rest.handle(request, url, requestId, 'token');
     if (p.startsWith('/api/open/') || p.startsWith('/api/oauth/') || p.startsWith('/.well-known/')) return rest.handle(request, url, requestId, 'open');
+    if (!p.startsWith('/api/')) {
+      const page = web.handle(request, url);
+      if (page) return page;
+    }
     return json(404, { code: 404, msg: `Nothing at ${p}`, error: 'NOT_FOUND', data: null, request_id: requestId }, requestId);
   }
 

@@ -1,0 +1,8 @@
+// Web app entry: mounts the Vue app with its router once the signed-in user is known.
+import { createApp } from 'vue';
+import App from './App.vue';
+import { loadMe } from './api';
+import { router } from './router';
+import './style.css';
+
+loadMe().finally(() => createApp(App).use(router).mount('#root'));

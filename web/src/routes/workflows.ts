@@ -1,0 +1,4 @@
+// Routes of the workflow pages.
+import type { RouteRecordRaw } from 'vue-router';
+
+export const workflowRoutes: RouteRecordRaw[] = [];
