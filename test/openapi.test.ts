@@ -678,11 +678,15 @@ describe('answers conform to the document', () => {
       assertErrorSchema(res);
       expectError(res, 404, 'NOT_FOUND', `No route GET ${path}`);
     }
-    const outside = await c.request('GET', '/nothing/here');
+    // Outside the API families, unknown API paths are 404 in the v1 envelope; other paths belong to the web app.
+    const outside = await c.request('GET', '/api/nothing/here');
     expect(outside.status).toBe(404);
-    assertCommon(outside, 'GET /nothing/here');
+    assertCommon(outside, 'GET /api/nothing/here');
     assertErrorSchema(outside);
     expect(outside.body).toMatchObject({ code: 404, error: 'NOT_FOUND', data: null });
+    const page = await c.request('GET', '/nothing/here', { token: null });
+    expect([200, 503]).toContain(page.status);
+    expect(page.headers.get('content-type')).toMatch(/^text\/(html|plain)/);
   });
 
   it('workflows: list, create, read, update, trigger, run log, delete and their errors', async () => {
