@@ -2,6 +2,9 @@
 import type { RouteRecordRaw } from 'vue-router';
 
 export const coreRoutes: RouteRecordRaw[] = [
-  { path: '/login', name: 'login', component: () => import('../pages/LoginPage.vue'), meta: { public: true } },
+  { path: '/login', name: 'login', component: () => import('../pages/LoginPage.vue'), meta: { public: true, layout: 'bare' } },
   { path: '/', name: 'home', component: () => import('../pages/HomePage.vue') },
+  { path: '/bases/:baseId', name: 'base', component: () => import('../pages/BasePage.vue'), props: true },
+  { path: '/bases/:baseId/tables/:tableId', name: 'table', component: () => import('../pages/TablePage.vue'), props: true, meta: { layout: 'full' } },
+  { path: '/:pathMatch(.*)*', name: 'not-found', component: () => import('../pages/NotFoundPage.vue') },
 ];
