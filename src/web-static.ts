@@ -18,6 +18,8 @@ interface Asset {
   type: string;
   etag: string;
   raw: Buffer;
+  compressible: boolean;
+  /** Compressed forms, made on first request (brotli at the highest quality is slow, and most assets are never asked for by tests). */
   br?: Buffer;
   gzip?: Buffer;
   immutable: boolean;
@@ -37,8 +39,7 @@ function load(dir: string): Map<string, Asset> {
         const rel = `/${path.relative(dir, full).split(path.sep).join('/')}`;
         assets.set(rel, {
           type, raw, etag: `"${createHash('sha256').update(raw).digest('base64url').slice(0, 22)}"`,
-          br: compressible ? brotliCompressSync(raw, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }) : undefined,
-          gzip: compressible ? gzipSync(raw, { level: 9 }) : undefined,
+          compressible,
           // Vite puts a content hash in every file name under /assets/.
           immutable: rel.startsWith('/assets/'),
         });
@@ -61,11 +62,11 @@ export function createWebServer(dir = WEB_DIST) {
     if (request.headers.get('if-none-match') === asset.etag) return new Response(null, { status: 304, headers });
     const accept = request.headers.get('accept-encoding') ?? '';
     let body = asset.raw;
-    if (asset.br && /\bbr\b/.test(accept)) {
-      body = asset.br;
+    if (asset.compressible && /\bbr\b/.test(accept)) {
+      body = asset.br ??= brotliCompressSync(asset.raw, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } });
       headers['content-encoding'] = 'br';
-    } else if (asset.gzip && /\bgzip\b/.test(accept)) {
-      body = asset.gzip;
+    } else if (asset.compressible && /\bgzip\b/.test(accept)) {
+      body = asset.gzip ??= gzipSync(asset.raw, { level: 9 });
       headers['content-encoding'] = 'gzip';
     }
     return new Response(request.method === 'HEAD' ? null : (body as unknown as BodyInit), { headers });

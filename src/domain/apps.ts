@@ -52,6 +52,11 @@ export function createAppService(deps: Deps, audit: AuditLog) {
   const { sqlite, orm, tokens, revocations, config } = deps;
   const audience = openApiAudience(config.publicUrl);
 
+  const insertToken = orm.insert(appTokens).values({
+    jti: sql.placeholder('jti'), appId: sql.placeholder('appId'), scope: sql.placeholder('scope'),
+    issuedAt: sql.placeholder('issuedAt'), expiresAt: sql.placeholder('expiresAt'),
+  }).prepare();
+
   // The in-memory registry; every change below writes the database first, then refreshes the entry.
   const byId = new Map<string, AppRow>();
   const byClientId = new Map<string, AppRow>();
@@ -263,7 +268,7 @@ export function createAppService(deps: Deps, audit: AuditLog) {
       }
       const scope = scopes.join(' ');
       const { token, jti, iat, exp } = await tokens.sign({ sub: app.id, app_id: app.id, client_id: app.clientId, scope, token_type: 'app' }, audience, APP_TOKEN_TTL);
-      orm.insert(appTokens).values({ jti, appId: app.id, scope, issuedAt: new Date(iat * 1000).toISOString(), expiresAt: exp }).run();
+      insertToken.run({ jti, appId: app.id, scope, issuedAt: new Date(iat * 1000).toISOString(), expiresAt: exp });
       return { accessToken: token, tokenType: 'Bearer', expiresIn: APP_TOKEN_TTL, scope };
     },
 
