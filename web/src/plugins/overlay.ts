@@ -1,0 +1,4 @@
+// Which PluginEntries owns the one plugin drawer or dialog of the page: opening another closes the first.
+import { ref } from 'vue';
+
+export const overlayOwner = ref<number | null>(null);
