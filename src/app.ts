@@ -51,6 +51,7 @@ export async function createApp(config: Config) {
   const sandbox = sandboxStatus();
   const runner = createWorkflowRunner({
     sqlite, workflows: services.workflows, records: services.records, fields: services.fields, fetch,
+    sinceActivity: services.activity.sinceLastRequest,
     // run_script steps run as the workflow, with the owner's reach inside the base of the workflow's table.
     runScript: (pluginId, params, { tableId, recordId, workflowId }) => {
       const actor: UserActor = { kind: 'user', id: workflowId, isAdmin: true, email: '', name: `workflow ${workflowId}`, jti: '', exp: 0 };
@@ -138,7 +139,7 @@ export async function createApp(config: Config) {
     sandbox,
     routes: rest.compiled,
     async fetch(request: Request): Promise<Response> {
-      services.search.noteActivity();
+      services.activity.noteRequest();
       const incoming = request.headers.get('x-request-id');
       const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
       try {

@@ -1,5 +1,5 @@
 // The Open API for applications (spec 1, 4.3): the allow-list, scopes, and records keyed by field id.
-import { asc, eq, inArray } from 'drizzle-orm';
+import { asc, eq, inArray, sql } from 'drizzle-orm';
 import { bases, tables } from '../db/schema.js';
 import { AppError, notFound } from '../errors.js';
 import type { FieldDef } from '../fields/field-type.js';
@@ -32,8 +32,12 @@ export function createOpenApiService(deps: Deps, apps: AppService, audit: AuditL
     return actor;
   }
 
+  // Prepared once: every Open API request looks up its base and table.
+  const baseById = orm.select().from(bases).where(eq(bases.id, sql.placeholder('id'))).prepare();
+  const tableById = orm.select().from(tables).where(eq(tables.id, sql.placeholder('id'))).prepare();
+
   function base(baseId: string) {
-    const row = orm.select().from(bases).where(eq(bases.id, baseId)).get();
+    const row = baseById.get({ id: baseId });
     if (!row) throw notFound(`Base ${baseId} not found`);
     return row;
   }
@@ -41,7 +45,7 @@ export function createOpenApiService(deps: Deps, apps: AppService, audit: AuditL
   /** A table inside the base of the path; a table of another base is as missing as one that does not exist. */
   function table(baseId: string, tableId: string) {
     base(baseId);
-    const row = orm.select().from(tables).where(eq(tables.id, tableId)).get();
+    const row = tableById.get({ id: tableId });
     if (!row || row.baseId !== baseId) throw notFound(`Table ${tableId} not found in base ${baseId}`);
     return row;
   }

@@ -3,6 +3,7 @@
 import { writeTransaction } from '../db/connection.js';
 import type { Deps } from './deps.js';
 import type { FieldDef } from '../fields/field-type.js';
+import type { ActivityMonitor } from './activity.js';
 
 const CHUNK = 2000;
 const DELAY_MS = 50;
@@ -10,11 +11,10 @@ const DELAY_MS = 50;
 const QUIET_MS = 100;
 const MAX_WAIT_MS = 1000;
 
-export function createSearchIndexer({ sqlite, store }: Deps, loadFields: (tableId: string) => FieldDef[]) {
+export function createSearchIndexer({ sqlite, store }: Deps, loadFields: (tableId: string) => FieldDef[], activity: ActivityMonitor) {
   const pending = new Set<string>();
   let timer: NodeJS.Timeout | null = null;
   let stopped = false;
-  let lastActivity = 0;
   let lastChunk = Date.now();
 
   function schedule(delay = DELAY_MS) {
@@ -29,7 +29,7 @@ export function createSearchIndexer({ sqlite, store }: Deps, loadFields: (tableI
     const [tableId] = pending;
     if (!tableId) return;
     const now = Date.now();
-    if (now - lastActivity < QUIET_MS && now - lastChunk < MAX_WAIT_MS) return schedule(QUIET_MS);
+    if (activity.sinceLastRequest() < QUIET_MS && now - lastChunk < MAX_WAIT_MS) return schedule(QUIET_MS);
     lastChunk = now;
     try {
       const more = writeTransaction(sqlite, () => {
@@ -45,10 +45,6 @@ export function createSearchIndexer({ sqlite, store }: Deps, loadFields: (tableI
   }
 
   return {
-    /** Notes that a request arrived, so indexing steps aside while the server is busy. */
-    noteActivity() {
-      lastActivity = Date.now();
-    },
     /** Notes that a table's search text changed. */
     touch(tableId: string) {
       pending.add(tableId);

@@ -1,5 +1,6 @@
 // Builds every domain service from the shared dependencies; the GraphQL context carries the result.
 import { createAccess } from './access.js';
+import { createActivityMonitor } from './activity.js';
 import { createAppService } from './apps.js';
 import { createAuditLog } from './audit.js';
 import { createAuthService } from './auth.js';
@@ -24,7 +25,8 @@ export function createServices(deps: Deps) {
   const auth = createAuthService(deps, users, apps);
   let search: ReturnType<typeof createSearchIndexer> | undefined;
   const fields = createFieldService(deps, (tableId) => search?.touch(tableId));
-  search = createSearchIndexer(deps, fields.loadFields);
+  const activity = createActivityMonitor();
+  search = createSearchIndexer(deps, fields.loadFields, activity);
   const tables = createTableService(deps, access, bases, fields);
   const records = createRecordService(deps, tables, fields, search);
   const openApi = createOpenApiService(deps, apps, audit, fields, records);
@@ -33,7 +35,7 @@ export function createServices(deps: Deps) {
     access, hostVersion: deps.config.version, signer: deps.signer, fetch: deps.fetch, limiter: deps.limiter,
     proxyRatePerMinute: deps.config.proxyRatePerMinute,
   });
-  return { deps, keys: deps.keys, search, access, users, auth, audit, apps, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
+  return { deps, keys: deps.keys, activity, search, access, users, auth, audit, apps, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
 }
 
 export type Services = ReturnType<typeof createServices>;

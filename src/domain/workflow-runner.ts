@@ -32,6 +32,8 @@ export function createWorkflowRunner(opts: {
   fetch: GuardedFetch;
   runScript?: ScriptRunner;
   concurrency?: number;
+  /** Milliseconds since the last request arrived: runs step aside while the server is answering requests. */
+  sinceActivity?: () => number;
 }) {
   const { sqlite, workflows, records, fields } = opts;
   const concurrency = opts.concurrency ?? 8;
@@ -123,11 +125,28 @@ export function createWorkflowRunner(opts: {
     finish.run(status, nowIso(), error, JSON.stringify(steps), run.id);
   }
 
+  // Requests come first: while they arrive, runs wait for a short quiet spell, but one starts at least every MAX_WAIT_MS.
+  const QUIET_MS = 10;
+  const MAX_WAIT_MS = 50;
+  let lastStart = 0;
+  let deferred: NodeJS.Timeout | null = null;
+  function busy(): boolean {
+    return !!opts.sinceActivity && opts.sinceActivity() < QUIET_MS && Date.now() - lastStart < MAX_WAIT_MS;
+  }
+
   /** Claims and runs queued runs until none are left, up to `concurrency` at once. */
   function pump() {
+    if (busy()) {
+      deferred ??= setTimeout(() => {
+        deferred = null;
+        pump();
+      }, QUIET_MS);
+      return;
+    }
     while (!stopped && active < concurrency) {
       const run = claim.get(nowIso()) as ClaimedRun | undefined;
       if (!run) break;
+      lastStart = Date.now();
       active++;
       execute(run)
         .catch((e) => console.error('workflow run failed to record:', e))
@@ -135,6 +154,7 @@ export function createWorkflowRunner(opts: {
           active--;
           pump();
         });
+      if (busy()) break;
     }
     if (active === 0) idleWaiters.splice(0).forEach((resolve) => resolve());
   }
@@ -154,6 +174,7 @@ export function createWorkflowRunner(opts: {
     },
     async stop() {
       stopped = true;
+      if (deferred) clearTimeout(deferred);
       if (active) await new Promise<void>((resolve) => idleWaiters.push(resolve));
     },
   };
