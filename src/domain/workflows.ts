@@ -84,8 +84,10 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
   }
   refresh();
 
+  // Prepared once: every run loads its workflow.
+  const byId = orm.select().from(workflows).where(eq(workflows.id, sql.placeholder('id'))).prepare();
   function load(id: string): Workflow {
-    const row = orm.select().from(workflows).where(eq(workflows.id, id)).get();
+    const row = byId.get({ id });
     if (!row) throw notFound(`Workflow ${id} not found`);
     return row as Workflow;
   }
