@@ -1,4 +1,5 @@
 // The Open API for applications: bases in the allow-list, table and field structure, records keyed by field id.
+import type { AppActor } from '../../src/domain/deps.js';
 import type { ApiRecord } from '../../src/domain/records.js';
 import type { OpenBase, OpenTable } from '../../src/domain/open-api.js';
 import type { FieldDef } from '../../src/fields/field-type.js';
@@ -42,7 +43,7 @@ const paging = (t: any) => ({ page: t.arg.int({ required: false }), perPage: t.a
 builder.queryFields((t) => ({
   openBases: t.field({
     type: [OpenBaseRef], authScopes: { app: { scope: 'base:read' } },
-    resolve: (_r, _a, ctx) => ctx.services.openApi.listBases(ctx.actor as never),
+    resolve: (_r, _a, ctx) => ctx.services.openApi.listBases(ctx.actor as AppActor),
   }),
   openBase: t.field({
     type: OpenBaseDetail, args: { baseId: t.arg.id({ required: true }) },
@@ -87,16 +88,16 @@ builder.mutationFields((t) => ({
   openCreateRecord: t.field({
     type: OpenRecord, args: { ...where(t), values: t.arg({ type: 'JSON', required: true }) },
     authScopes: (_r, a: any) => ({ app: { scope: 'record:write', baseId: String(a.baseId) } }),
-    resolve: (_r, a: any, ctx) => ctx.services.openApi.createRecord(ctx.actor as never, String(a.baseId), String(a.tableId), a.values, ctx.requestId),
+    resolve: (_r, a: any, ctx) => ctx.services.openApi.createRecord(ctx.actor as AppActor, String(a.baseId), String(a.tableId), a.values, ctx.requestId),
   }),
   openUpdateRecord: t.field({
     type: OpenRecord, args: { ...where(t), recordId: t.arg.id({ required: true }), values: t.arg({ type: 'JSON', required: true }) },
     authScopes: (_r, a: any) => ({ app: { scope: 'record:write', baseId: String(a.baseId) } }),
-    resolve: (_r, a: any, ctx) => ctx.services.openApi.updateRecord(ctx.actor as never, String(a.baseId), String(a.tableId), String(a.recordId), a.values, ctx.requestId),
+    resolve: (_r, a: any, ctx) => ctx.services.openApi.updateRecord(ctx.actor as AppActor, String(a.baseId), String(a.tableId), String(a.recordId), a.values, ctx.requestId),
   }),
   openDeleteRecord: t.field({
     type: DeleteResult, args: { ...where(t), recordId: t.arg.id({ required: true }) },
     authScopes: (_r, a: any) => ({ app: { scope: 'record:write', baseId: String(a.baseId) } }),
-    resolve: (_r, a: any, ctx) => ctx.services.openApi.deleteRecord(ctx.actor as never, String(a.baseId), String(a.tableId), String(a.recordId), ctx.requestId),
+    resolve: (_r, a: any, ctx) => ctx.services.openApi.deleteRecord(ctx.actor as AppActor, String(a.baseId), String(a.tableId), String(a.recordId), ctx.requestId),
   }),
 }));
