@@ -92,6 +92,8 @@ export class AppError extends GraphQLError {
 }
 
 export const badRequest = (message: string, details?: ErrorDetail[]) => new AppError('BAD_REQUEST', message, { details });
+/** A 400 naming the field (or place) that is wrong: `<field>: <message>`, with the same detail. */
+export const invalidField = (field: string, message: string) => badRequest(`${field}: ${message}`, [{ field, message }]);
 export const notFound = (message: string, details?: ErrorDetail[]) => new AppError('NOT_FOUND', message, { details });
 export const conflict = (message: string) => new AppError('CONFLICT', message);
 export const forbidden = (message = 'You do not have permission to do this') => new AppError('FORBIDDEN', message);

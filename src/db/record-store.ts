@@ -192,7 +192,7 @@ export function createRecordStore(sqlite: Database.Database) {
     return cols.join(', ');
   }
 
-  function toRows(tableId: string, fields: FieldDef[], raw: unknown[][]): StoredRow[] {
+  function toRows(fields: FieldDef[], raw: unknown[][]): StoredRow[] {
     const colFields = fields.filter((f) => hasColumn(fieldType(f.type)));
     const rows = raw.map((r) => {
       const values: Record<string, unknown> = {};
@@ -427,7 +427,7 @@ export function createRecordStore(sqlite: Database.Database) {
         const chunk = ids.slice(i, i + 500);
         const raw = stmt(`SELECT ${selectList(fields)} FROM ${recordTable(tableId)} t WHERE t._id IN (${chunk.map(() => '?').join(',')})`)
           .raw().all(chunk) as unknown[][];
-        out.push(...toRows(tableId, fields, raw));
+        out.push(...toRows(fields, raw));
       }
       const order = new Map(ids.map((id, i) => [id, i]));
       return out.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
@@ -443,7 +443,7 @@ export function createRecordStore(sqlite: Database.Database) {
       const total = q.withTotal
         ? (stmt(`SELECT COUNT(*) FROM ${recordTable(tableId)} t${whereSql}`).pluck().get(...params) as number)
         : undefined;
-      return { rows: toRows(tableId, fields, raw), total };
+      return { rows: toRows(fields, raw), total };
     },
 
     /**
@@ -470,7 +470,7 @@ export function createRecordStore(sqlite: Database.Database) {
       const raw = seqs.length
         ? (stmt(`SELECT ${selectList(fields)} FROM ${recordTable(tableId)} t WHERE t._seq IN (${seqs.map(() => '?').join(',')}) ORDER BY t._seq`).raw().all(seqs) as unknown[][])
         : [];
-      return { rows: toRows(tableId, fields, raw), total };
+      return { rows: toRows(fields, raw), total };
     },
 
     /** Which of `ids` match a filter (workflow trigger conditions use the same SQL as list filters). */

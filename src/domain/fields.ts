@@ -2,7 +2,7 @@
 import { and, asc, count, eq, max, sql } from 'drizzle-orm';
 import { fields, tables, baseMembers } from '../db/schema.js';
 import { writeTransaction } from '../db/connection.js';
-import { badRequest, conflict, notFound } from '../errors.js';
+import { conflict, invalidField, notFound } from '../errors.js';
 import { FIELD_TYPE_NAMES, ValueError, type FieldDef, type ValueContext } from '../fields/field-type.js';
 import { fieldType, isFieldTypeName } from '../fields/registry.js';
 import { newId, nowIso } from '../ids.js';
@@ -18,7 +18,6 @@ export interface FieldInput {
   indexed?: unknown;
 }
 
-const bad = (field: string, message: string) => badRequest(`${field}: ${message}`, [{ field, message }]);
 
 /** `onSearchReset` hears of tables whose search index must be rebuilt after a field change. */
 export function createFieldService(deps: Deps, onSearchReset: (tableId: string) => void = () => {}) {
@@ -70,7 +69,7 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
   }
 
   function checkName(tableId: string, name: unknown, exceptId?: string): string {
-    if (typeof name !== 'string' || name.trim() === '' || name.length > 255) throw bad('name', 'must be 1 to 255 characters');
+    if (typeof name !== 'string' || name.trim() === '' || name.length > 255) throw invalidField('name', 'must be 1 to 255 characters');
     const trimmed = name.trim();
     const clash = loadFields(tableId).find((f) => f.name.toLowerCase() === trimmed.toLowerCase() && f.id !== exceptId);
     if (clash) throw conflict(`A field named "${clash.name}" already exists in this table`);
@@ -79,7 +78,7 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
 
   /** Validates type, options and config together; link targets must be tables of the same base. */
   function settingsFor(baseId: string, type: FieldDef['type'], options: unknown, config: unknown) {
-    if (config !== undefined && config !== null && (typeof config !== 'object' || Array.isArray(config))) throw bad('config', 'must be an object');
+    if (config !== undefined && config !== null && (typeof config !== 'object' || Array.isArray(config))) throw invalidField('config', 'must be an object');
     try {
       const s = fieldType(type).normalizeSettings(options, (config ?? {}) as Record<string, unknown>);
       if (type === 'link') {
@@ -88,19 +87,19 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
       }
       return s;
     } catch (e) {
-      if (e instanceof ValueError) throw bad(/option/.test(e.message) && !/config/.test(e.message) ? 'options' : 'config', e.message);
+      if (e instanceof ValueError) throw invalidField(/option/.test(e.message) && !/config/.test(e.message) ? 'options' : 'config', e.message);
       throw e;
     }
   }
 
   function checkBool(name: string, v: unknown): boolean | undefined {
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'boolean') throw bad(name, 'must be true or false');
+    if (typeof v !== 'boolean') throw invalidField(name, 'must be true or false');
     return v;
   }
 
   function checkType(type: unknown) {
-    if (!isFieldTypeName(type)) throw bad('type', `must be one of ${FIELD_TYPE_NAMES.join(', ')}`);
+    if (!isFieldTypeName(type)) throw invalidField('type', `must be one of ${FIELD_TYPE_NAMES.join(', ')}`);
     return type;
   }
 
@@ -111,7 +110,7 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
     const required = checkBool('required', input.required) ?? false;
     const indexed = checkBool('indexed', input.indexed) ?? false;
     const { options, config } = settingsFor(baseId, type, input.options, input.config);
-    if (required && fieldType(type).readOnly) throw bad('required', `a ${type} field is set by the service and cannot be required`);
+    if (required && fieldType(type).readOnly) throw invalidField('required', `a ${type} field is set by the service and cannot be required`);
     const position = (orm.select({ m: max(fields.position) }).from(fields).where(eq(fields.tableId, tableId)).get()?.m ?? -1) + 1;
     const field: FieldDef = { id: newId('fld'), tableId, name, type, required, options, config, indexed };
     orm.insert(fields).values({ ...field, position, createdAt: nowIso() }).run();
@@ -171,7 +170,7 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
         const options = input.options !== undefined ? input.options : typeChanged ? (type.endsWith('select') ? before.options ?? [] : null) : before.options;
         const config = input.config !== undefined ? input.config : typeChanged ? {} : before.config;
         const settings = settingsFor(baseId, type, options, config);
-        if (required && fieldType(type).readOnly) throw bad('required', `a ${type} field is set by the service and cannot be required`);
+        if (required && fieldType(type).readOnly) throw invalidField('required', `a ${type} field is set by the service and cannot be required`);
         const after: FieldDef = { ...before, name, type, required, indexed, ...settings };
         orm.update(fields).set({ name, type, required, indexed, options: settings.options, config: settings.config }).where(eq(fields.id, fieldId)).run();
         invalidate();

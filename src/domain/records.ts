@@ -152,11 +152,13 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       search.touch(tableId);
       opts.inTransaction?.(rows.map((r) => r.id));
       const after = store.getMany(tableId, fields, rows.map((r) => r.id));
+      const byName = after.map((r) => toApi(fields, r));
       if (listeners.length) {
-        const change: RecordChange = { tableId, kind: 'created', after: after.map((r) => toApi(fields, r)), fields, depth: opts.depth ?? 0 };
+        const change: RecordChange = { tableId, kind: 'created', after: byName, fields, depth: opts.depth ?? 0 };
         for (const l of listeners) l.changed(change);
       }
-      return after.map((r) => toApi(fields, r, opts.keyBy));
+      // Listeners see values by name; only an Open API write needs them keyed by id as well.
+      return opts.keyBy === 'id' ? after.map((r) => toApi(fields, r, 'id')) : byName;
     });
   }
 
@@ -186,11 +188,13 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       search.touch(tableId);
       opts.inTransaction?.(ids);
       const after = store.getMany(tableId, fields, ids);
+      const byName = after.map((r) => toApi(fields, r));
       if (listeners.length) {
-        const change: RecordChange = { tableId, kind: 'updated', after: after.map((r) => toApi(fields, r)), before, fields, depth: opts.depth ?? 0 };
+        const change: RecordChange = { tableId, kind: 'updated', after: byName, before, fields, depth: opts.depth ?? 0 };
         for (const l of listeners) l.changed(change);
       }
-      return after.map((r) => toApi(fields, r, opts.keyBy));
+      // Listeners see values by name; only an Open API write needs them keyed by id as well.
+      return opts.keyBy === 'id' ? after.map((r) => toApi(fields, r, 'id')) : byName;
     });
   }
 
@@ -245,7 +249,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       const p = pageArgs(q.page, q.pageSize, { defaultSize: 20, maxSize: q.maxPageSize ?? MAX_PAGE_SIZE, sizeName: q.sizeName });
       const { fields } = context(tableId);
       const terms = [...new Set(q.q.trim().split(/\s+/))];
-      writeTransaction(sqlite, () => search.catchUp(tableId, fields));
+      if (search.isPending(tableId)) writeTransaction(sqlite, () => search.catchUp(tableId, fields));
       const { rows, total } = store.search(tableId, fields, terms, p.pageSize, p.offset);
       return { items: rows.map((r) => toApi(fields, r, q.keyBy)), total, page: p.page, pageSize: p.pageSize };
     },

@@ -50,6 +50,8 @@ export function createSearchIndexer({ sqlite, store }: Deps, loadFields: (tableI
       pending.add(tableId);
       schedule();
     },
+    /** Whether a table has writes its search index has not caught up with (every write path calls touch). */
+    isPending: (tableId: string) => pending.has(tableId),
     /** Inside a write transaction: brings one table fully up to date (before a search). */
     catchUp(tableId: string, fields: FieldDef[]) {
       while (store.syncSearch(tableId, fields, 50_000));

@@ -2,7 +2,7 @@
 import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
 import { plugins, tables as tablesTable, workflowRuns, workflows } from '../db/schema.js';
 import { writeTransaction } from '../db/connection.js';
-import { AppError, badRequest, conflict, notFound } from '../errors.js';
+import { AppError, conflict, invalidField, notFound } from '../errors.js';
 import { ValueError, type FieldDef } from '../fields/field-type.js';
 import { fieldType } from '../fields/registry.js';
 import { newId, nowIso } from '../ids.js';
@@ -59,7 +59,6 @@ export interface WorkflowInput {
   nodes?: unknown;
 }
 
-const bad = (field: string, message: string) => badRequest(`${field}: ${message}`, [{ field, message }]);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function toRunEntry(row: typeof workflowRuns.$inferSelect): RunEntry {
@@ -99,27 +98,27 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
       if (expr === 'now' || expr === 'record.id') continue;
       if (expr.startsWith('record.')) {
         const name = expr.slice('record.'.length);
-        if (!byName.has(name)) throw bad(where, `template {{${expr}}} names an unknown field "${name}"`);
+        if (!byName.has(name)) throw invalidField(where, `template {{${expr}}} names an unknown field "${name}"`);
         continue;
       }
       if (expr.startsWith('steps.')) {
         const nodeId = expr.split('.')[1];
-        if (!earlierNodes.has(nodeId)) throw bad(where, `template {{${expr}}} names no earlier node "${nodeId}"`);
+        if (!earlierNodes.has(nodeId)) throw invalidField(where, `template {{${expr}}} names no earlier node "${nodeId}"`);
         continue;
       }
-      throw bad(where, `unknown template {{${expr}}}; use record.<field>, record.id, steps.<node id>.<path> or now`);
+      throw invalidField(where, `unknown template {{${expr}}}; use record.<field>, record.id, steps.<node id>.<path> or now`);
     }
   }
 
   /** Checks literal values against the target fields; template values are checked when the run resolves them. */
   function checkFieldValues(values: unknown, where: string, targetFields: FieldDef[], templateFields: FieldDef[], earlier: Set<string>, baseId: string) {
-    if (!isObject(values) || Object.keys(values).length === 0) throw bad(where, 'must be a non-empty object of field values');
+    if (!isObject(values) || Object.keys(values).length === 0) throw invalidField(where, 'must be a non-empty object of field values');
     const resolve = fieldResolver(targetFields);
     const ctx = fieldService.memberContext(baseId);
     for (const [key, value] of Object.entries(values)) {
       const field = resolve(key);
-      if (!field) throw bad(where, `unknown field "${key}"`);
-      if (fieldType(field.type).readOnly) throw bad(where, `field "${field.name}" is read-only`);
+      if (!field) throw invalidField(where, `unknown field "${key}"`);
+      if (fieldType(field.type).readOnly) throw invalidField(where, `field "${field.name}" is read-only`);
       if (templateExpressions(value).length) {
         checkTemplates(value, where, templateFields, earlier);
         continue;
@@ -128,7 +127,7 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
       try {
         fieldType(field.type).toStored(value, field, ctx);
       } catch (e) {
-        if (e instanceof ValueError) throw bad(where, `field "${field.name}": ${e.message}`);
+        if (e instanceof ValueError) throw invalidField(where, `field "${field.name}": ${e.message}`);
         throw e;
       }
     }
@@ -138,7 +137,7 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
     try {
       parseFilter(filter, fields);
     } catch (e) {
-      if (e instanceof AppError) throw bad(where, e.message);
+      if (e instanceof AppError) throw invalidField(where, e.message);
       throw e;
     }
   }
@@ -146,78 +145,78 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
   /** Validates a whole definition; every problem is a 400 naming where it is. */
   function validate(tableId: string, name: unknown, trigger: unknown, nodes: unknown) {
     const table = orm.select().from(tablesTable).where(eq(tablesTable.id, tableId)).get();
-    if (!table) throw bad('table_id', `table ${tableId} does not exist`);
+    if (!table) throw invalidField('table_id', `table ${tableId} does not exist`);
     const fields = fieldService.loadFields(tableId);
-    if (typeof name !== 'string' || name.trim() === '' || name.length > 255) throw bad('name', 'must be 1 to 255 characters');
+    if (typeof name !== 'string' || name.trim() === '' || name.length > 255) throw invalidField('name', 'must be 1 to 255 characters');
 
-    if (!isObject(trigger)) throw bad('trigger', 'must be an object with "type" and "config"');
-    if (!(TRIGGER_TYPES as readonly unknown[]).includes(trigger.type)) throw bad('trigger.type', `must be one of ${TRIGGER_TYPES.join(', ')}`);
+    if (!isObject(trigger)) throw invalidField('trigger', 'must be an object with "type" and "config"');
+    if (!(TRIGGER_TYPES as readonly unknown[]).includes(trigger.type)) throw invalidField('trigger.type', `must be one of ${TRIGGER_TYPES.join(', ')}`);
     const tconfig = trigger.config ?? {};
-    if (!isObject(tconfig)) throw bad('trigger.config', 'must be an object');
+    if (!isObject(tconfig)) throw invalidField('trigger.config', 'must be an object');
     for (const key of Object.keys(tconfig)) {
       const allowed = trigger.type === 'record_updated' ? ['fields', 'condition'] : ['condition'];
-      if (!allowed.includes(key)) throw bad('trigger.config', `unknown key "${key}" for ${trigger.type}`);
+      if (!allowed.includes(key)) throw invalidField('trigger.config', `unknown key "${key}" for ${trigger.type}`);
     }
     if (tconfig.fields !== undefined) {
-      if (!Array.isArray(tconfig.fields) || tconfig.fields.length === 0) throw bad('trigger.config.fields', 'must be a non-empty array of field names or ids');
+      if (!Array.isArray(tconfig.fields) || tconfig.fields.length === 0) throw invalidField('trigger.config.fields', 'must be a non-empty array of field names or ids');
       const resolve = fieldResolver(fields);
-      for (const f of tconfig.fields) if (!resolve(f)) throw bad('trigger.config.fields', `unknown field ${JSON.stringify(f)}`);
+      for (const f of tconfig.fields) if (!resolve(f)) throw invalidField('trigger.config.fields', `unknown field ${JSON.stringify(f)}`);
     }
     if (tconfig.condition !== undefined) checkFilter(tconfig.condition, 'trigger.config.condition', fields);
 
-    if (!Array.isArray(nodes)) throw bad('nodes', 'must be an array');
-    if (nodes.length > 50) throw bad('nodes', 'at most 50 nodes');
+    if (!Array.isArray(nodes)) throw invalidField('nodes', 'must be an array');
+    if (nodes.length > 50) throw invalidField('nodes', 'at most 50 nodes');
     const seen = new Set<string>();
     const normalized: WorkflowNode[] = nodes.map((node, i) => {
       const where = `nodes[${i}]`;
-      if (!isObject(node)) throw bad(where, 'must be an object with "type" and "config"');
+      if (!isObject(node)) throw invalidField(where, 'must be an object with "type" and "config"');
       const id = node.id === undefined ? `n${i + 1}` : node.id;
-      if (typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) throw bad(`${where}.id`, 'must be 1 to 64 letters, digits, _ or -');
-      if (seen.has(id)) throw bad(`${where}.id`, `"${id}" is used twice`);
-      if (!(NODE_TYPES as readonly unknown[]).includes(node.type)) throw bad(`${where}.type`, `must be one of ${NODE_TYPES.join(', ')}`);
+      if (typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) throw invalidField(`${where}.id`, 'must be 1 to 64 letters, digits, _ or -');
+      if (seen.has(id)) throw invalidField(`${where}.id`, `"${id}" is used twice`);
+      if (!(NODE_TYPES as readonly unknown[]).includes(node.type)) throw invalidField(`${where}.type`, `must be one of ${NODE_TYPES.join(', ')}`);
       const config = node.config ?? {};
-      if (!isObject(config)) throw bad(`${where}.config`, 'must be an object');
+      if (!isObject(config)) throw invalidField(`${where}.config`, 'must be an object');
       const type = node.type as WorkflowNode['type'];
       switch (type) {
         case 'condition':
-          if (config.filter === undefined) throw bad(`${where}.config.filter`, 'is required');
+          if (config.filter === undefined) throw invalidField(`${where}.config.filter`, 'is required');
           checkFilter(config.filter, `${where}.config.filter`, fields);
           break;
         case 'update_record':
           checkFieldValues(config.fields, `${where}.config.fields`, fields, fields, seen, table.baseId);
           break;
         case 'create_record': {
-          if (typeof config.table_id !== 'string') throw bad(`${where}.config.table_id`, 'is required');
+          if (typeof config.table_id !== 'string') throw invalidField(`${where}.config.table_id`, 'is required');
           const target = orm.select().from(tablesTable).where(eq(tablesTable.id, config.table_id)).get();
-          if (!target || target.baseId !== table.baseId) throw bad(`${where}.config.table_id`, `table ${config.table_id} is not a table of this base`);
+          if (!target || target.baseId !== table.baseId) throw invalidField(`${where}.config.table_id`, `table ${config.table_id} is not a table of this base`);
           checkFieldValues(config.fields, `${where}.config.fields`, fieldService.loadFields(target.id), fields, seen, table.baseId);
           break;
         }
         case 'http_request': {
-          if (typeof config.url !== 'string' || !config.url) throw bad(`${where}.config.url`, 'is required');
+          if (typeof config.url !== 'string' || !config.url) throw invalidField(`${where}.config.url`, 'is required');
           if (!templateExpressions(config.url).length) {
             let ok = false;
             try {
               ok = ['http:', 'https:'].includes(new URL(config.url).protocol);
             } catch { /* not a URL */ }
-            if (!ok) throw bad(`${where}.config.url`, 'must be an http(s) URL');
+            if (!ok) throw invalidField(`${where}.config.url`, 'must be an http(s) URL');
           }
           const method = config.method ?? 'GET';
-          if (typeof method !== 'string' || !HTTP_METHODS.includes(method.toUpperCase())) throw bad(`${where}.config.method`, `must be one of ${HTTP_METHODS.join(', ')}`);
+          if (typeof method !== 'string' || !HTTP_METHODS.includes(method.toUpperCase())) throw invalidField(`${where}.config.method`, `must be one of ${HTTP_METHODS.join(', ')}`);
           if (config.headers !== undefined && (!isObject(config.headers) || Object.values(config.headers).some((v) => typeof v !== 'string'))) {
-            throw bad(`${where}.config.headers`, 'must be an object of strings');
+            throw invalidField(`${where}.config.headers`, 'must be an object of strings');
           }
           checkTemplates([config.url, config.headers, config.body], `${where}.config`, fields, seen);
           break;
         }
         case 'run_script':
-          if (typeof config.plugin_id !== 'string' || !config.plugin_id) throw bad(`${where}.config.plugin_id`, 'is required');
+          if (typeof config.plugin_id !== 'string' || !config.plugin_id) throw invalidField(`${where}.config.plugin_id`, 'is required');
           {
             const plugin = orm.select({ type: plugins.type }).from(plugins).where(eq(plugins.id, config.plugin_id)).get();
-            if (!plugin) throw bad(`${where}.config.plugin_id`, `plugin ${config.plugin_id} is not installed`);
-            if (plugin.type !== 'script') throw bad(`${where}.config.plugin_id`, `plugin ${config.plugin_id} is a ui plugin; run_script needs a script plugin`);
+            if (!plugin) throw invalidField(`${where}.config.plugin_id`, `plugin ${config.plugin_id} is not installed`);
+            if (plugin.type !== 'script') throw invalidField(`${where}.config.plugin_id`, `plugin ${config.plugin_id} is a ui plugin; run_script needs a script plugin`);
           }
-          if (config.params !== undefined && !isObject(config.params)) throw bad(`${where}.config.params`, 'must be an object');
+          if (config.params !== undefined && !isObject(config.params)) throw invalidField(`${where}.config.params`, 'must be an object');
           checkTemplates(config.params, `${where}.config.params`, fields, seen);
           break;
       }
@@ -309,8 +308,8 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
     },
 
     async createWorkflow(input: WorkflowInput): Promise<Workflow> {
-      if (typeof input.tableId !== 'string' || !input.tableId) throw bad('table_id', 'is required');
-      if (input.enabled !== undefined && input.enabled !== null && typeof input.enabled !== 'boolean') throw bad('enabled', 'must be true or false');
+      if (typeof input.tableId !== 'string' || !input.tableId) throw invalidField('table_id', 'is required');
+      if (input.enabled !== undefined && input.enabled !== null && typeof input.enabled !== 'boolean') throw invalidField('enabled', 'must be true or false');
       return writeTransaction(sqlite, () => {
         const v = validate(input.tableId as string, input.name, input.trigger, input.nodes ?? []);
         const now = nowIso();
@@ -322,10 +321,10 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
     },
 
     async updateWorkflow(id: string, input: WorkflowInput): Promise<Workflow> {
-      if (input.enabled !== undefined && input.enabled !== null && typeof input.enabled !== 'boolean') throw bad('enabled', 'must be true or false');
+      if (input.enabled !== undefined && input.enabled !== null && typeof input.enabled !== 'boolean') throw invalidField('enabled', 'must be true or false');
       return writeTransaction(sqlite, () => {
         const current = load(id);
-        if (input.tableId !== undefined && input.tableId !== current.tableId) throw bad('table_id', 'a workflow cannot move to another table');
+        if (input.tableId !== undefined && input.tableId !== current.tableId) throw invalidField('table_id', 'a workflow cannot move to another table');
         const v = validate(current.tableId, input.name ?? current.name, input.trigger ?? current.trigger, input.nodes ?? current.nodes);
         orm.update(workflows).set({ ...v, enabled: (input.enabled as boolean | undefined) ?? current.enabled, updatedAt: nowIso() }).where(eq(workflows.id, id)).run();
         refresh();
@@ -343,7 +342,7 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
     },
 
     async triggerWorkflow(id: string, recordId: unknown): Promise<{ runId: string; status: 'queued' }> {
-      if (typeof recordId !== 'string' || !recordId) throw bad('record_id', 'is required');
+      if (typeof recordId !== 'string' || !recordId) throw invalidField('record_id', 'is required');
       const runId = writeTransaction(sqlite, () => {
         const w = load(id);
         if (!w.enabled) throw conflict(`Workflow ${id} is disabled`);

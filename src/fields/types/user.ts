@@ -16,7 +16,7 @@ export const user: FieldType = {
     if (typeof value !== 'string') throw new ValueError(`expected a user id, got ${describe(value)}`);
     return value;
   },
-  convert(value, field, ctx) {
+  convert(value, _field, ctx) {
     return typeof value === 'string' && ctx.isBaseMember(value) ? value : null;
   },
 };
