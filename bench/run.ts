@@ -4,19 +4,21 @@
 //
 // Workloads: 1-5 the v1 records API (list, filters, sort, batch create, REST vs GraphQL); T1-T4 OAuth and the Open API
 // (bench/open-api.ts, bench/token-verify.ts): token endpoint, Open API list, token verification in process, keyword
-// search; W1-W2 workflows (bench/workflows.ts): runs per second, write latency with a workflow.
+// search; W1-W2 workflows (bench/workflows.ts): runs per second, write latency with a workflow; S the start time of the
+// built server (bench/start-time.ts); P the Python runtime (bench/python-runtime.ts, a separate process at the end).
 //
 // Environment:
 //   BENCH_SCALE    1 (default) = 100,000-record list table, 1,000,000-record filter table, 8 s per side of each
 //                  throughput comparison (about 6-10 minutes in all, mostly seeding the 1M table through the API);
 //                  0.01 = a smoke run (2,000 / 10,000 records, 1 s per side) that takes about a minute.
-//   BENCH_ONLY     comma list of workloads to run (e.g. "1,5" or "T1,T3,W2"); seeding skips the 1M table when 2, 3
+//   BENCH_ONLY     comma list of workloads to run (e.g. "1,5" or "T1,T3,W2"; "P" the Python runtime); seeding skips the 1M table when 2, 3
 //                  and T4 are out, the list table when 1, 4, 5 and T2 are.
 //   BENCH_PROFILE  1 = run the service under `node --cpu-prof` and print its hottest functions per workload at the end.
 //   BENCH_SECONDS  length of each throughput run (service and baseline each), overriding the scaled default.
 //   BENCH_SERVICE_DIR  another checkout to run the service from (its own node_modules or a link to these).
 //   BENCH_KEEP     1 = keep the temporary data directory (its path is printed).
 //   BENCH_STRICT   1 = exit 1 when a target is missed (for CI); by default a miss is reported, not an error.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,8 +32,16 @@ import { installExitHandlers, killAll, start, stop, waitHealthy, waitIdle, type 
 import { printProfile, readProfile, summarizeProfile } from './profile.js';
 import { fmt, table, type Row } from './report.js';
 import { listSql, type FieldMeta } from './sql.js';
+import { startTime } from './start-time.js';
 import { tokenVerification } from './token-verify.js';
 import { workflowThroughput, workflowWriteLatency } from './workflows.js';
+
+if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
+  // The header comment of this file is the usage: print it.
+  const text = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8');
+  console.log(text.split('\nimport ')[0].replace(/^\/\/ ?/gm, ''));
+  process.exit(0);
+}
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // The checkout whose src/main.ts is benchmarked: this one unless BENCH_SERVICE_DIR names another (e.g. to compare commits).
@@ -39,7 +49,7 @@ const SERVICE_DIR = path.resolve(process.env.BENCH_SERVICE_DIR ?? ROOT);
 const RESULTS = path.join(ROOT, 'bench', 'results');
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 if (!(SCALE > 0)) throw new Error(`BENCH_SCALE must be a positive number, got ${process.env.BENCH_SCALE}`);
-const ALL_WORKLOADS = '1,2,3,4,5,T1,T2,T3,T4,W1,W2';
+const ALL_WORKLOADS = '1,2,3,4,5,T1,T2,T3,T4,W1,W2,S,P';
 const ONLY = new Set((process.env.BENCH_ONLY ?? ALL_WORKLOADS).split(',').map((s) => s.trim().toUpperCase()).filter(Boolean));
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const KEEP = process.env.BENCH_KEEP === '1';
@@ -343,6 +353,11 @@ async function main() {
     if (service) await stop(service).catch(() => undefined);
   }
 
+  if (ONLY.has('S')) {
+    log('\nS: start time of the built server');
+    await startTime(ROOT, rows).catch((e: Error) => problems.push(`S could not run: ${e.message}`));
+  }
+
   log('');
   log(table(rows));
   for (const r of rows) {
@@ -402,6 +417,11 @@ async function main() {
 
 main().then(
   (ok) => {
+    // Then the Python runtime's own bench (workload "P"), a separate process since it needs no server.
+    if (ONLY.has('P')) {
+      const python = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'python-runtime.ts')], { stdio: 'inherit' });
+      ok = ok && python.status === 0;
+    }
     // A missed target is a finding, not a crash: exit 0 unless BENCH_STRICT asks CI to fail on it.
     process.exitCode = !ok && process.env.BENCH_STRICT === '1' ? 1 : 0;
   },

@@ -1,7 +1,7 @@
 // Builds the sandbox loader page of a ui plugin, its Content-Security-Policy, and locates the Vue and SDK files it loads.
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { projectPath } from '../src/project-root.js';
 
 export interface LoaderOptions {
   /** Page title, normally the plugin's display name. */
@@ -99,5 +99,5 @@ export function vueGlobalBuildPath(): string {
 
 /** Absolute path of the browser SDK served as window.TableSDK. */
 export function sdkPath(): string {
-  return path.join(path.dirname(fileURLToPath(import.meta.url)), 'browser', 'table-sdk.js');
+  return projectPath('plugins-runtime', 'browser', 'table-sdk.js');
 }

@@ -5,6 +5,7 @@ import { execute, parse, validate, GraphQLError, type DocumentNode, type GraphQL
 import { AppError, type ErrorCode, type ErrorDetail } from '../src/errors.js';
 import { json } from './envelopes.js';
 import { MAX_UPLOAD_BYTES } from '../src/domain/plugins.js';
+import type { RequestState } from '../src/log.js';
 import type { Family, Route, RouteRequest } from './route.js';
 
 export const MAX_JSON_BYTES = 10 * 1024 * 1024;
@@ -107,16 +108,18 @@ export async function readBody(request: Request, format: 'json' | 'form' | 'uplo
   }
 }
 
-/** The error an operation failed with, as code, status, message and details; unexpected errors become a bare 500. */
-export function classifyError(error: unknown): { code: ErrorCode; status: number; message: string; details?: ErrorDetail[]; headers?: Record<string, string> } {
+/**
+ * The error an operation failed with, as code, status, message and details; unexpected errors become a bare 500
+ * whose cause is kept in `cause` for the log, never for the client.
+ */
+export function classifyError(error: unknown): { code: ErrorCode; status: number; message: string; details?: ErrorDetail[]; headers?: Record<string, string>; cause?: unknown } {
   const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
   if (original instanceof AppError) return { code: original.code, status: original.status, message: original.message, details: original.details, headers: original.headers };
   if (error instanceof GraphQLError && (!error.originalError || !error.path)) {
     // Validation or variable coercion (no resolver path): the request was wrong.
     return { code: 'BAD_REQUEST', status: 400, message: error.message };
   }
-  console.error('internal error:', original);
-  return { code: 'INTERNAL_ERROR', status: 500, message: 'Internal error' };
+  return { code: 'INTERNAL_ERROR', status: 500, message: 'Internal error', cause: original };
 }
 
 export interface RestHandlerOptions<C> {
@@ -124,9 +127,12 @@ export interface RestHandlerOptions<C> {
   routes: Route[];
   families: Record<Family, EnvelopeFamily>;
   /** Builds the GraphQL context of a request (who is calling); may throw an AppError such as a 401. */
-  context: (request: Request, requestId: string, route: Route) => Promise<C>;
-  /** Runs around the operation, e.g. for rate limits; `headers` go on the answer whether it succeeds or fails. */
-  around?: (route: Route, ctx: C, run: () => Promise<Outcome>, headers: Record<string, string>) => Promise<Outcome>;
+  context: (request: Request, state: RequestState, route: Route) => Promise<C>;
+  /**
+   * Checks that run before the body is read (rate limits, who may upload 50 MiB); the headers it returns go on the
+   * answer, and an AppError it throws is the answer.
+   */
+  beforeBody?: (route: Route, document: DocumentNode, ctx: C) => Record<string, string> | void;
 }
 
 export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
@@ -172,38 +178,37 @@ export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
     return query;
   }
 
-  async function run(c: CompiledRoute, request: Request, url: URL, params: Record<string, string>, requestId: string, headers: Record<string, string>): Promise<Outcome> {
+  async function run(c: CompiledRoute, request: Request, url: URL, params: Record<string, string>, state: RequestState, headers: Record<string, string>): Promise<Outcome> {
     const { route } = c;
     const family = opts.families[route.family];
-    const ctx = await opts.context(request, requestId, route);
-    const exec = async (): Promise<Outcome> => {
-      const query = parseQuery(route, url);
-      let body: unknown;
-      if (route.method === 'POST' || route.method === 'PUT') {
-        body = await readBody(request, route.bodyFormat);
-        if (route.body) {
-          if (body === undefined) body = {};
-          if (!c.checkBody!(body)) {
-            const d = describeAjvError(c.checkBody!.errors![0]);
-            throw new AppError('BAD_REQUEST', d.message, { details: [d] });
-          }
+    const ctx = await opts.context(request, state, route);
+    Object.assign(headers, opts.beforeBody?.(route, c.document, ctx));
+    const query = parseQuery(route, url);
+    let body: unknown;
+    if (route.method === 'POST' || route.method === 'PUT') {
+      body = await readBody(request, route.bodyFormat);
+      if (route.body) {
+        if (body === undefined) body = {};
+        if (!c.checkBody!(body)) {
+          const d = describeAjvError(c.checkBody!.errors![0]);
+          throw new AppError('BAD_REQUEST', d.message, { details: [d] });
         }
       }
-      // An absent key stays absent: graphql-js would turn an `undefined` variable into an explicit null.
-      const variables = Object.fromEntries(
-        Object.entries(route.variables({ params, query, body: body ?? {}, headers: request.headers })).filter(([, v]) => v !== undefined),
-      );
-      const result = await execute({ schema: opts.schema, document: c.document, variableValues: variables, contextValue: ctx });
-      if (result.errors?.length) throw result.errors[0];
-      return { status: route.status ?? 200, body: family.success(route.result(result.data), route, requestId) };
-    };
-    return opts.around ? opts.around(route, ctx, exec, headers) : exec();
+    }
+    // An absent key stays absent: graphql-js would turn an `undefined` variable into an explicit null.
+    const variables = Object.fromEntries(
+      Object.entries(route.variables({ params, query, body: body ?? {}, headers: request.headers })).filter(([, v]) => v !== undefined),
+    );
+    const result = await execute({ schema: opts.schema, document: c.document, variableValues: variables, contextValue: ctx });
+    if (result.errors?.length) throw result.errors[0];
+    return { status: route.status ?? 200, body: family.success(route.result(result.data), route, state.requestId) };
   }
 
   return {
     compiled,
     /** Handles a request under a family's prefix; `family` picks the envelope of 404 and 405 answers. */
-    async handle(request: Request, url: URL, requestId: string, family: Family): Promise<Response> {
+    async handle(request: Request, url: URL, state: RequestState, family: Family): Promise<Response> {
+      const { requestId } = state;
       const found = match(request.method, url.pathname);
       const envelope = opts.families[family];
       if (!('compiled' in found) || !found.compiled) {
@@ -213,12 +218,14 @@ export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
         return json(404, envelope.error(404, 'NOT_FOUND', `No route ${request.method} ${url.pathname}`, requestId), requestId);
       }
       const routeFamily = opts.families[found.compiled.route.family];
+      state.route = found.compiled.route.path;
       const headers: Record<string, string> = { ...routeFamily.headers };
       try {
-        const outcome = await run(found.compiled, request, url, found.params, requestId, headers);
+        const outcome = await run(found.compiled, request, url, found.params, state, headers);
         return json(outcome.status, outcome.body, requestId, { ...headers, ...outcome.headers });
       } catch (error) {
         const e = classifyError(error);
+        if (e.cause) state.error = e.cause;
         return json(e.status, routeFamily.error(e.status, e.code, e.message, requestId, e.details), requestId, { ...headers, ...e.headers });
       }
     },

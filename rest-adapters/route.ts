@@ -39,8 +39,6 @@ export interface Route {
   bodyFormat?: 'json' | 'form' | 'upload';
   /** Open API list: `result` returns `{data, pagination}`. */
   paginated?: boolean;
-  /** Counts against the application's record-write rate limit. */
-  recordWrite?: boolean;
   /** The GraphQL operation this route runs in process. */
   document: string;
   variables: (req: RouteRequest) => Record<string, unknown>;

@@ -36,7 +36,9 @@ export const builder = new SchemaBuilder<{
       loggedIn: ctx.actor?.kind === 'user',
       systemAdmin: ctx.actor?.kind === 'user' && ctx.actor.isAdmin,
       baseRole: (scope: BaseRoleScope) => {
-        if (ctx.actor?.kind !== 'user') return false;
+        // Users hold roles by membership; a workflow (never loggedIn or systemAdmin) is editor of its own base
+        // only (access.roleIn); applications go through `app`.
+        if (ctx.actor?.kind !== 'user' && ctx.actor?.kind !== 'workflow') return false;
         // baseOf answers 404 for a base, table or field that does not exist.
         const baseId = ctx.services.access.baseOf(scope);
         return atLeast(ctx.services.access.roleIn(ctx.actor, baseId), scope.role);

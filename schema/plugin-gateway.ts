@@ -1,4 +1,5 @@
-// The data calls of plugins (RPC and, later, scripts) as GraphQL operations run as the calling user.
+// The data calls of plugins (ui RPC and scripts) as GraphQL operations, scope-checked and run as the context's actor:
+// the calling user, or the workflow of a run_script step (an editor of its own base only).
 import type { GraphQLSchema } from 'graphql';
 import type { PluginDataGateway } from '../src/domain/plugins.js';
 import type { Context } from './context.js';

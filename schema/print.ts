@@ -9,6 +9,10 @@ export const SCHEMA_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)
 export const printedSchema = () => `${printSchema(lexicographicSortSchema(schema))}\n`;
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
+    console.log(`Usage: npm run schema:print\n\nWrites the GraphQL schema, printed and sorted, to ${SCHEMA_FILE} (checked in; a test fails when it drifts).`);
+    process.exit(0);
+  }
   fs.writeFileSync(SCHEMA_FILE, printedSchema());
   console.log(`wrote ${SCHEMA_FILE}`);
 }

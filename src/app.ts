@@ -2,7 +2,7 @@
 // Tests build it the same way and call `fetch` without a socket; main.ts puts it on a port.
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createYoga } from 'graphql-yoga';
 import { GraphQLError } from 'graphql';
 import type { Config } from './config.js';
@@ -18,7 +18,6 @@ import type { Context } from '../schema/context.js';
 import { classifyError, createRestHandler } from '../rest-adapters/adapter.js';
 import { families, json } from '../rest-adapters/envelopes.js';
 import { openApiRoutes, routes, v1Routes } from '../rest-adapters/routes/index.js';
-import { createOpenRateLimit } from '../rest-adapters/open-rate-limit.js';
 import { openSchemas } from '../rest-adapters/schemas.js';
 import { createRateLimiter } from './auth/rate-limit.js';
 import { createUrlSigner, loadOrCreateUrlKey } from './auth/url-signer.js';
@@ -26,16 +25,28 @@ import { createWorkflowRunner } from './domain/workflow-runner.js';
 import { createGuardedFetch } from './net/ssrf-guard.js';
 import { buildOpenApi } from '../rest-adapters/openapi.js';
 import { useHttpStatusExtension } from './graphql/use-http-status-extension.js';
+import { useInternalErrorLog } from './graphql/use-internal-error-log.js';
 import { createPluginServer } from '../plugins-runtime/serve.js';
 import { sandboxStatus } from '../plugins-runtime/python/runner.js';
 import { pluginGateway } from '../schema/plugin-gateway.js';
 import { createWebServer } from './web-static.js';
-import type { UserActor } from './domain/deps.js';
+import { createApiDocs } from './api-docs.js';
+import { createLogger, logRequest, type Logger, type RequestState } from './log.js';
+import { createMetrics } from './metrics.js';
+import { chargeApplication, useApplicationLimits } from '../schema/application-limits.js';
 
 export const DB_FILE = 'table-service.db';
+/** Where the generated first administrator's password is written (contract 0), readable by its owner only. */
+export const INITIAL_PASSWORD_FILE = 'initial-admin-password';
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
-export async function createApp(config: Config) {
+export interface AppOptions {
+  /** Where log lines go; without it nothing is logged (tests), main.ts passes stdout's. */
+  log?: Logger;
+}
+
+export async function createApp(config: Config, options: AppOptions = {}) {
+  const log = options.log ?? createLogger('silent');
   fs.mkdirSync(config.dataDir, { recursive: true });
   const { sqlite, orm } = openDatabase(path.join(config.dataDir, DB_FILE), { synchronous: config.sqliteSynchronous });
   const keys = await loadOrCreateKeys(config.dataDir);
@@ -47,56 +58,76 @@ export async function createApp(config: Config) {
   const limiter = createRateLimiter();
   const services = createServices({ sqlite, orm, store, keys, tokens, revocations, config, fetch, signer, limiter });
   const firstAdmin = await services.users.ensureFirstAdmin(config.adminEmail, config.adminPassword);
+  if (firstAdmin?.password) {
+    // Contract 0: the generated password goes to a file only its owner can read, never to a log line.
+    fs.writeFileSync(path.join(config.dataDir, INITIAL_PASSWORD_FILE), `${firstAdmin.password}\n`, { mode: 0o600, flag: 'w' });
+    fs.chmodSync(path.join(config.dataDir, INITIAL_PASSWORD_FILE), 0o600);
+  }
   services.pluginRuns.failInterrupted();
   const sandbox = sandboxStatus();
   const runner = createWorkflowRunner({
     sqlite, workflows: services.workflows, records: services.records, fields: services.fields, fetch,
     sinceActivity: services.activity.sinceLastRequest,
-    // run_script steps run as the workflow, with the owner's reach inside the base of the workflow's table.
-    runScript: (pluginId, params, { tableId, recordId, workflowId }) => {
-      const actor: UserActor = { kind: 'user', id: workflowId, isAdmin: true, email: '', name: `workflow ${workflowId}`, jti: '', exp: 0 };
-      const gateway = pluginGateway(schema, { actor, services, requestId: workflowId });
-      const baseId = services.tables.loadTable(tableId).baseId;
-      return services.pluginRuns.runForWorkflow(gateway, actor, pluginId, baseId, tableId, recordId, params);
+    // run_script steps run as the workflow: the script's data calls pass the same scope checks as a user's, with the
+    // workflow's reach (editor of its own table's base, nothing else).
+    runScript: (pluginId, params, { actor, tableId, recordId }) => {
+      const gateway = pluginGateway(schema, { actor, services, requestId: actor.id, clientAddress: 'workflow' });
+      return services.pluginRuns.runForWorkflow(gateway, actor, pluginId, tableId, recordId, params);
     },
   });
   runner.start();
   services.search.touchAll(sqlite.prepare('SELECT id FROM tables').pluck().all() as string[]);
 
-  async function contextFor(request: Request, requestId: string): Promise<Context> {
+  async function contextFor(request: Request, requestState: RequestState): Promise<Context> {
     const actor = await services.auth.actorFromHeader(request.headers.get('authorization'));
-    return { actor, services, requestId };
+    requestState.actorId = actor?.id;
+    return { actor, services, requestId: requestState.requestId, clientAddress: requestState.clientAddress, requestState };
   }
 
-  const yoga = createYoga<{ requestId: string }>({
+  /** The caller's address: the socket's peer, or behind a trusted reverse proxy the last hop of X-Forwarded-For. */
+  function clientAddressOf(request: Request, socketAddress: string | undefined): string {
+    if (config.trustProxy) {
+      const hops = (request.headers.get('x-forwarded-for') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      if (hops.length) return hops[hops.length - 1];
+    }
+    return socketAddress ?? 'local';
+  }
+
+  const yoga = createYoga<{ requestState: RequestState }>({
     schema,
     graphqlEndpoint: '/graphql',
     logging: false,
     landingPage: false,
-    plugins: [useHttpStatusExtension()],
-    context: ({ request, requestId }) => contextFor(request, requestId),
+    // GraphiQL (still on for browser GETs) from our own assets: yoga's default page loads it from a CDN.
+    renderGraphiQL: () => docs.renderGraphiQL(),
+    plugins: [useHttpStatusExtension(), useApplicationLimits(), useInternalErrorLog()],
+    context: ({ request, requestState }) => contextFor(request, requestState),
     maskedErrors: {
       maskError(error) {
         const e = classifyError(error);
         if (e.code !== 'INTERNAL_ERROR') return error as Error;
-        return new GraphQLError('Internal error', { extensions: { code: 'INTERNAL_ERROR', http: { status: 500 } } });
+        // The cause rides along (not serialised) so the access line can log it; see useHttpStatusExtension.
+        return new GraphQLError('Internal error', { originalError: e.cause as Error, extensions: { code: 'INTERNAL_ERROR', http: { status: 500 } } });
       },
     },
   });
 
-  const openRateLimit = createOpenRateLimit(services.apps, limiter);
   const rest = createRestHandler<Context>({
     schema,
     routes,
     families,
     // Routes that take no bearer token (the token endpoint's Authorization is HTTP Basic) have no caller.
-    context: (request, requestId, route) => (route.auth === false ? Promise.resolve({ actor: null, services, requestId }) : contextFor(request, requestId)),
-    around: (route, ctx, run, headers) => {
+    context: (request, requestState, route) =>
+      route.auth === false
+        ? Promise.resolve({ actor: null, services, requestId: requestState.requestId, clientAddress: requestState.clientAddress, requestState })
+        : contextFor(request, requestState),
+    beforeBody: (route, document, ctx) => {
       // Only a system administrator may make the server read a 50 MiB upload.
       if (route.bodyFormat === 'upload' && !(ctx.actor?.kind === 'user' && ctx.actor.isAdmin)) {
         throw ctx.actor ? forbidden() : unauthorized();
       }
-      return openRateLimit(route, ctx, run, headers);
+      // The Open API's answers carry RateLimit-* (contract 6); the same charge applies at /graphql (useApplicationLimits).
+      if (route.family === 'open' && route.path.startsWith('/api/open/')) return chargeApplication(ctx, schema, document);
     },
   });
   const openApiV1 = JSON.stringify(buildOpenApi(v1Routes, { title: 'Table Service API v1', version: config.version, serverUrl: config.publicUrl }));
@@ -105,26 +136,69 @@ export async function createApp(config: Config) {
   }));
   const pluginServer = createPluginServer(services.plugins);
   const web = createWebServer();
+  const docs = createApiDocs();
   const jsonDoc = (text: string, requestId: string) =>
     new Response(text, { headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId } });
 
-  async function handle(request: Request, requestId: string): Promise<Response> {
-    const url = new URL(request.url);
+  const metrics = createMetrics({
+    queueDepths: () => ({ workflow_runs: runner.queueDepth() }),
+    databaseBytes: () => (sqlite.pragma('page_count', { simple: true }) as number) * (sqlite.pragma('page_size', { simple: true }) as number),
+  });
+  const metricsToken = config.metricsToken ? Buffer.from(`Bearer ${config.metricsToken}`) : undefined;
+  const databaseAnswers = sqlite.prepare('SELECT 1');
+
+  async function handle(request: Request, url: URL, state: RequestState): Promise<Response> {
+    const { requestId } = state;
     const p = url.pathname;
-    if (p === '/healthz') return json(200, { status: 'ok', version: config.version, sandbox: sandbox.isolation }, requestId);
-    if (p === '/graphql') return yoga.fetch(request, { requestId });
-    if (p === '/api/v1/openapi.json') return jsonDoc(openApiV1, requestId);
-    if (p === '/api/open/v1/openapi.json') return jsonDoc(openApiOpen, requestId);
+    if (p === '/healthz') {
+      state.route = p;
+      try {
+        databaseAnswers.get();
+      } catch {
+        return json(503, { status: 'unavailable', version: config.version, database: 'unavailable', sandbox: sandbox.isolation }, requestId);
+      }
+      return json(200, { status: 'ok', version: config.version, database: 'ok', sandbox: sandbox.isolation }, requestId);
+    }
+    if (p === '/metrics') {
+      state.route = p;
+      if (!metricsToken) return json(404, { code: 404, msg: 'Metrics are off: set METRICS_TOKEN to turn them on', error: 'NOT_FOUND', data: null, request_id: requestId }, requestId);
+      const given = Buffer.from(request.headers.get('authorization') ?? '');
+      if (given.length !== metricsToken.length || !timingSafeEqual(given, metricsToken)) {
+        return json(401, { code: 401, msg: 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>', error: 'UNAUTHORIZED', data: null, request_id: requestId }, requestId, { 'www-authenticate': 'Bearer' });
+      }
+      return new Response(await metrics.text(), { headers: { 'content-type': metrics.contentType, 'cache-control': 'no-store' } });
+    }
+    if (p === '/graphql') {
+      state.route = p;
+      return yoga.fetch(request, { requestState: state });
+    }
+    if (p === '/api/v1/openapi.json' || p === '/api/open/v1/openapi.json') {
+      state.route = p;
+      return jsonDoc(p === '/api/v1/openapi.json' ? openApiV1 : openApiOpen, requestId);
+    }
+    if (p === '/api/docs' || p.startsWith('/api/docs/')) {
+      const page = docs.handle(request, url);
+      if (page) {
+        state.route = p.startsWith('/api/docs/assets/') ? '/api/docs/assets/{file}' : '/api/docs';
+        return page;
+      }
+    }
     if (p.startsWith('/api/plugins/')) {
       const sandbox = request.method === 'GET' ? pluginServer.handle(url) : undefined;
-      if (sandbox) return sandbox;
+      if (sandbox) {
+        state.route = '/api/plugins/{plugin_id}/sandbox';
+        return sandbox;
+      }
     }
-    if (p.startsWith('/api/v1/') || p.startsWith('/api/auth/') || p.startsWith('/api/plugins')) return rest.handle(request, url, requestId, 'v1');
-    if (p === '/api/oauth/token') return rest.handle(request, url, requestId, 'token');
-    if (p.startsWith('/api/open/') || p.startsWith('/api/oauth/') || p.startsWith('/.well-known/')) return rest.handle(request, url, requestId, 'open');
+    if (p.startsWith('/api/v1/') || p.startsWith('/api/auth/') || p.startsWith('/api/plugins')) return rest.handle(request, url, state, 'v1');
+    if (p === '/api/oauth/token') return rest.handle(request, url, state, 'token');
+    if (p.startsWith('/api/open/') || p.startsWith('/api/oauth/') || p.startsWith('/.well-known/')) return rest.handle(request, url, state, 'open');
     if (!p.startsWith('/api/')) {
       const page = web.handle(request, url);
-      if (page) return page;
+      if (page) {
+        state.route = '/{web app}';
+        return page;
+      }
     }
     return json(404, { code: 404, msg: `Nothing at ${p}`, error: 'NOT_FOUND', data: null, request_id: requestId }, requestId);
   }
@@ -138,18 +212,27 @@ export async function createApp(config: Config) {
     /** Whether script plugins run under OS isolation (bubblewrap) or only the in-Python layers. */
     sandbox,
     routes: rest.compiled,
-    async fetch(request: Request): Promise<Response> {
+    /** Answers one request; `socketAddress` is the peer's address when it came over a socket. Every request is one log line. */
+    async fetch(request: Request, socketAddress?: string): Promise<Response> {
+      const started = performance.now();
       services.activity.noteRequest();
       const incoming = request.headers.get('x-request-id');
       const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+      const state: RequestState = { requestId, clientAddress: clientAddressOf(request, socketAddress) };
+      let response: Response;
       try {
-        const response = await handle(request, requestId);
+        response = await handle(request, new URL(request.url), state);
         if (!response.headers.has('x-request-id')) response.headers.set('x-request-id', requestId);
-        return response;
+        if (state.headers) for (const [k, v] of Object.entries(state.headers)) response.headers.set(k, v);
       } catch (error) {
         const e = classifyError(error);
-        return json(e.status, { code: e.status, msg: e.message, error: e.code, data: null, request_id: requestId }, requestId);
+        if (e.cause) state.error = e.cause;
+        response = json(e.status, { code: e.status, msg: e.message, error: e.code, data: null, request_id: requestId }, requestId);
       }
+      const ms = performance.now() - started;
+      logRequest(log, state, request.method, response.status, ms);
+      metrics.observe(state.route, request.method, response.status, ms / 1000);
+      return response;
     },
     /** Stops the workflow runner (finishing runs in progress) and closes the database. */
     async close() {

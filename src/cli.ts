@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { readConfig } from './config.js';
+import { ConfigError, readConfig, withDotEnv } from './config.js';
 
 // The database file name, as DB_FILE in app.ts (test/backup.test.ts checks they agree). Not imported from there:
 // app.ts loads the whole service (GraphQL schema, argon2, ...), which would triple this tool's start-up time.
@@ -195,11 +195,16 @@ async function checkFolder(dir: string, exclude: string | null) {
 }
 
 async function main(argv: string[]): Promise<number> {
+  // `--help` anywhere answers with the usage and does nothing else (never a backup file named "--help").
+  if (argv.some((a) => a === '--help' || a === '-h')) {
+    console.log(USAGE);
+    return 0;
+  }
   const [command, ...args] = argv;
   switch (command) {
     case 'backup': {
       if (args.length !== 1 || !args[0]) throw new CliError(`backup takes one argument, the file to write\n\n${USAGE}`, 2);
-      const config = readConfig(process.env);
+      const config = readConfig(withDotEnv(process.env));
       const source = path.join(config.dataDir, DB_FILE);
       const r = await backupDatabase(source, args[0]);
       console.log(`Backed up ${source}`);
@@ -239,8 +244,6 @@ async function main(argv: string[]): Promise<number> {
       throw new CliError(`plugin takes "validate <dir>" or "pack <dir> [out.stplugin.zip]"\n\n${USAGE}`, 2);
     }
     case 'help':
-    case '--help':
-    case '-h':
       console.log(USAGE);
       return 0;
     case undefined:
@@ -255,9 +258,9 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    if (error instanceof CliError) {
+    if (error instanceof CliError || error instanceof ConfigError) {
       console.error(`error: ${error.message}`);
-      process.exitCode = error.exitCode;
+      process.exitCode = error instanceof CliError ? error.exitCode : 1;
     } else {
       console.error(error);
       process.exitCode = 1;

@@ -1,5 +1,10 @@
-// Reads the environment once into a typed configuration object; nothing else reads process.env.
+// Reads the environment (and a `.env` file) once into a typed, validated configuration; nothing else reads process.env.
+import fs from 'node:fs';
 import path from 'node:path';
+import { parseEnv } from 'node:util';
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface Config {
   port: number;
@@ -19,24 +24,127 @@ export interface Config {
   proxyMaxBytes: number;
   /** Plugin proxy requests per plugin in any 60 s window. */
   proxyRatePerMinute: number;
+  /** Behind a reverse proxy: take the client's address from the last hop of X-Forwarded-For. */
+  trustProxy: boolean;
+  logLevel: LogLevel;
+  /** Bearer token that opens `/metrics`; without it `/metrics` answers 404. */
+  metricsToken?: string;
 }
 
+/** A variable with a bad value: the start stops with this one line. */
+export class ConfigError extends Error {
+  constructor(readonly variable: string, problem: string) {
+    super(`${variable} ${problem}`);
+  }
+}
+
+/** Every variable the service reads, with what it is for (the README lists the same). */
+export const VARIABLES = [
+  'PORT', 'HOST', 'DATA_DIR', 'PUBLIC_URL', 'DATABASE_URL', 'ADMIN_EMAIL', 'ADMIN_PASSWORD', 'USER_TOKEN_TTL', 'SQLITE_SYNCHRONOUS',
+  'LOG_LEVEL', 'METRICS_TOKEN', 'TRUST_PROXY', 'PLUGIN_PROXY_ALLOW_PRIVATE', 'PLUGIN_PROXY_TIMEOUT_MS', 'PLUGIN_PROXY_MAX_BYTES',
+  'PLUGIN_PROXY_RATE_PER_MINUTE', 'TABLE_SANDBOX_PYTHON', 'TABLE_SANDBOX_DISABLE_BWRAP',
+] as const;
+
+/**
+ * The environment with `<dir>/.env` filled in underneath: a variable already set in the environment wins.
+ * A missing file is fine; an unreadable one is an error naming it.
+ */
+export function withDotEnv(env: NodeJS.ProcessEnv, dir = process.cwd()): NodeJS.ProcessEnv {
+  const file = path.join(dir, '.env');
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return env;
+    throw new ConfigError('.env', `cannot be read: ${(error as Error).message}`);
+  }
+  return { ...parseEnv(text), ...env };
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(name, `must be an integer from ${min} to ${max} (got "${raw}")`);
+  }
+  return Number(raw);
+}
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[], fallback: T, fold = (s: string) => s): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = fold(raw.trim()) as T;
+  if (!allowed.includes(value)) throw new ConfigError(name, `must be one of ${allowed.join(', ')} (got "${raw}")`);
+  return value;
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const value = oneOf(env, name, ['true', 'false', '1', '0'], 'false', (s) => s.toLowerCase());
+  return value === 'true' || value === '1';
+}
+
+function httpUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be an absolute http(s) URL (got "${raw}")`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, `must be an http(s) URL (got "${raw}")`);
+  return raw.replace(/\/$/, '');
+}
+
+/** Checks DATABASE_URL: a malformed one is refused; PostgreSQL itself comes with contract section 11. */
+function checkDatabaseUrl(env: NodeJS.ProcessEnv): void {
+  const raw = env.DATABASE_URL;
+  if (raw === undefined || raw === '') return;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('DATABASE_URL', `must be a URL like postgres://user:password@host:5432/database (got a malformed value)`);
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new ConfigError('DATABASE_URL', `must start with postgres:// or postgresql:// (got ${url.protocol}//)`);
+  }
+  throw new ConfigError('DATABASE_URL', 'names PostgreSQL, which this version does not support yet: unset it to use the SQLite file in DATA_DIR');
+}
+
+/** The configuration, or a ConfigError naming the first bad variable. */
 export function readConfig(env: NodeJS.ProcessEnv = process.env, version = '0.0.0'): Config {
-  const port = Number(env.PORT ?? 8080);
-  const host = env.HOST ?? '127.0.0.1';
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  checkDatabaseUrl(env);
+  const adminEmail = env.ADMIN_EMAIL || undefined;
+  if (adminEmail && !/^[^\s@]+@[^\s@]+$/.test(adminEmail)) throw new ConfigError('ADMIN_EMAIL', `must be an email address (got "${adminEmail}")`);
+  const adminPassword = env.ADMIN_PASSWORD || undefined;
+  if (adminPassword !== undefined && adminPassword.length < 8) throw new ConfigError('ADMIN_PASSWORD', 'must be at least 8 characters long');
+  const allowPrivate = (env.PLUGIN_PROXY_ALLOW_PRIVATE ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const pair of allowPrivate) {
+    if (!/^[^\s:]+:\d{1,5}$/.test(pair) && !/^\[[0-9a-fA-F:.]+\]:\d{1,5}$/.test(pair)) {
+      throw new ConfigError('PLUGIN_PROXY_ALLOW_PRIVATE', `must list host:port pairs separated by commas (got "${pair}")`);
+    }
+  }
+  const metricsToken = env.METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && metricsToken.length < 16) throw new ConfigError('METRICS_TOKEN', 'must be at least 16 characters long');
   return {
     port,
     host,
-    dataDir: path.resolve(env.DATA_DIR ?? './data'),
-    publicUrl: (env.PUBLIC_URL ?? `http://${host}:${port}`).replace(/\/$/, ''),
-    adminEmail: env.ADMIN_EMAIL || undefined,
-    adminPassword: env.ADMIN_PASSWORD || undefined,
-    userTokenTtl: Number(env.USER_TOKEN_TTL ?? 86400),
-    sqliteSynchronous: env.SQLITE_SYNCHRONOUS === 'FULL' ? 'FULL' : 'NORMAL',
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    publicUrl: httpUrl(env, 'PUBLIC_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    adminEmail,
+    adminPassword,
+    userTokenTtl: integer(env, 'USER_TOKEN_TTL', 86400, 60),
+    sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', ['NORMAL', 'FULL'], 'NORMAL', (s) => s.toUpperCase()),
     version,
-    proxyAllowPrivate: (env.PLUGIN_PROXY_ALLOW_PRIVATE ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-    proxyTimeoutMs: Number(env.PLUGIN_PROXY_TIMEOUT_MS ?? 10_000),
-    proxyMaxBytes: Number(env.PLUGIN_PROXY_MAX_BYTES ?? 5 * 1024 * 1024),
-    proxyRatePerMinute: Number(env.PLUGIN_PROXY_RATE_PER_MINUTE ?? 60),
+    proxyAllowPrivate: allowPrivate,
+    proxyTimeoutMs: integer(env, 'PLUGIN_PROXY_TIMEOUT_MS', 10_000, 1),
+    proxyMaxBytes: integer(env, 'PLUGIN_PROXY_MAX_BYTES', 5 * 1024 * 1024, 1),
+    proxyRatePerMinute: integer(env, 'PLUGIN_PROXY_RATE_PER_MINUTE', 60, 1),
+    trustProxy: flag(env, 'TRUST_PROXY'),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info', (s) => s.toLowerCase()),
+    metricsToken,
   };
 }

@@ -1,29 +1,60 @@
 // Starts the server: the only module with side effects (reads the environment, opens the database, listens).
 import http from 'node:http';
+import path from 'node:path';
 import { createServerAdapter } from '@whatwg-node/server';
-import { createApp } from './app.js';
-import { readConfig } from './config.js';
+import { pino } from 'pino';
+import { createApp, INITIAL_PASSWORD_FILE } from './app.js';
+import { ConfigError, readConfig, VARIABLES, withDotEnv, type Config } from './config.js';
+import { createLogger } from './log.js';
 import { version } from './version.js';
 
-const config = readConfig(process.env, version);
-const app = await createApp(config);
-if (app.firstAdmin) {
-  console.log(`Created the system administrator ${app.firstAdmin.email}` + (app.firstAdmin.password ? ` with password ${app.firstAdmin.password} (shown once)` : ''));
+const USAGE = `Usage: npm start   (or: tsx src/main.ts)
+
+Serves the table service (API, GraphQL, web app) on HOST:PORT. Configuration comes from the environment and
+from a .env file in the working directory for variables the environment does not set:
+  ${VARIABLES.join(', ')}
+See the README's "Configuration" section for what each one does. Logs are JSON lines on stdout.`;
+
+if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
+  console.log(USAGE);
+  process.exit(0);
 }
 
-console.log(app.sandbox.isolation === 'full'
-  ? 'Script plugins run under OS isolation (bubblewrap).'
-  : `WARNING: script plugins run WITHOUT OS isolation (${app.sandbox.reason}); only the in-Python layers protect the host. Install bubblewrap.`);
+let config: Config;
+try {
+  config = readConfig(withDotEnv(process.env), version);
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  // One line naming the variable, then stop (contract 10).
+  process.stderr.write(`table-service: configuration error: ${error.message}\n`);
+  process.exit(1);
+}
 
-const server = http.createServer(createServerAdapter((request: Request) => app.fetch(request)));
+const log = createLogger(config.logLevel, pino.destination({ dest: 1, sync: false }));
+const app = await createApp(config, { log });
+if (app.firstAdmin) {
+  log.info(
+    { email: app.firstAdmin.email, ...(app.firstAdmin.password ? { password_file: path.join(config.dataDir, INITIAL_PASSWORD_FILE) } : {}) },
+    app.firstAdmin.password ? 'created the system administrator; its generated password is in password_file' : 'created the system administrator',
+  );
+}
+if (app.sandbox.isolation === 'full') log.info('script plugins run under OS isolation (bubblewrap)');
+else log.warn({ reason: app.sandbox.reason }, 'script plugins run WITHOUT OS isolation; only the in-Python layers protect the host: install bubblewrap');
+
+const server = http.createServer(createServerAdapter<{ req: http.IncomingMessage }>((request, { req }) => app.fetch(request, req.socket.remoteAddress)));
 server.keepAliveTimeout = 65_000;
+server.on('error', (error) => {
+  log.error({ err: error }, 'cannot listen');
+  log.flush(() => process.exit(1));
+});
 server.listen(config.port, config.host, () => {
-  console.log(`table-service ${config.version} listening on ${config.publicUrl} (data in ${config.dataDir})`);
+  log.info({ version: config.version, url: config.publicUrl, data_dir: config.dataDir }, 'listening');
 });
 
 function shutdown() {
+  log.info('shutting down');
   server.close(() => {
-    void app.close().finally(() => process.exit(0));
+    void app.close().finally(() => log.flush(() => process.exit(0)));
   });
   setTimeout(() => process.exit(0), 5000).unref();
 }

@@ -263,6 +263,64 @@ describe('Open API rate limits over HTTP', () => {
     expectHeaders(w, 3, 0);
   });
 
+  // Contract 8: an application token at /graphql reaches the Open API's operations under the same limits and audit,
+  // one window per application across both doors, each record write in a document counting.
+  describe('an application token at /graphql', () => {
+    const CREATE = 'mutation W($b: ID!, $t: ID!) { openCreateRecord(baseId: $b, tableId: $t, values: {Name: "g"}) { id } }';
+    const gqlWrite = (token: string) => c.graphql(CREATE, { b: baseId, t: tableId }, token);
+
+    it('is refused with RATE_LIMITED and 429 past the write limit, and its writes are in the audit log', async () => {
+      const app = await newApp({ write_rate_limit_per_minute: 2 });
+      const token = await issue(app);
+      const ids: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const res = await gqlWrite(token);
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        expect(res.headers.get('ratelimit-limit')).toBe('2');
+        ids.push(res.body.data.openCreateRecord.id);
+      }
+      const refused = await gqlWrite(token);
+      expect(refused.status).toBe(429);
+      expect(refused.body.errors[0].extensions).toMatchObject({ code: 'RATE_LIMITED', http: { status: 429 } });
+      expect(refused.body.data ?? null).toBeNull();
+      expect(refused.headers.get('retry-after')).toMatch(POSITIVE);
+      // Nothing was written by the refused request.
+      const list = await c.request('GET', `/api/open/v1/bases/${baseId}/tables/${tableId}/records?per_page=200`, { token });
+      expect(list.body.data.filter((r: { values: Record<string, unknown> }) => Object.values(r.values).includes('g')).length).toBeGreaterThanOrEqual(2);
+      const audit = await c.request('GET', `/api/oauth/apps/${app.id}/audit?action=record.create`);
+      expect(audit.status).toBe(200);
+      expect(audit.body.data.map((e: { record_id: string }) => e.record_id).sort()).toEqual([...ids].sort());
+    });
+
+    it('shares one window with the REST door, and counts each write of a document', async () => {
+      const app = await newApp({ write_rate_limit_per_minute: 4 });
+      const token = await issue(app);
+      expect((await write(token)).status).toBe(201);
+      // Two aliased writes in one document count twice: 1 + 2 = 3 of 4.
+      const two = await c.graphql(`mutation { a: openCreateRecord(baseId: "${baseId}", tableId: "${tableId}", values: {Name: "a"}) { id } b: openCreateRecord(baseId: "${baseId}", tableId: "${tableId}", values: {Name: "b"}) { id } }`, {}, token);
+      expect(two.status, JSON.stringify(two.body)).toBe(200);
+      expect(two.headers.get('ratelimit-remaining')).toBe('1');
+      // A document of two writes no longer fits in the one left: refused whole, nothing written.
+      const again = await c.graphql(`mutation { a: openCreateRecord(baseId: "${baseId}", tableId: "${tableId}", values: {Name: "x"}) { id } b: openCreateRecord(baseId: "${baseId}", tableId: "${tableId}", values: {Name: "y"}) { id } }`, {}, token);
+      expect(again.status).toBe(429);
+      expect((await gqlWrite(token)).status).toBe(200);
+      expect429(await write(token), 4);
+    });
+
+    it('counts reads against the overall limit across both doors', async () => {
+      const app = await newApp({ rate_limit_per_minute: 3 });
+      const token = await issue(app);
+      expect((await read(token)).status).toBe(200);
+      const q = await c.graphql('query R($b: ID!) { openTables(baseId: $b) { id } }', { b: baseId }, token);
+      expect(q.status, JSON.stringify(q.body)).toBe(200);
+      expect((await read(token)).status).toBe(200);
+      const over = await c.graphql('query R($b: ID!) { openTables(baseId: $b) { id } }', { b: baseId }, token);
+      expect(over.status).toBe(429);
+      expect(over.body.errors[0].extensions.code).toBe('RATE_LIMITED');
+      expect429(await read(token), 3);
+    });
+  });
+
   it('refuses limits that are not positive integers with 400 bad_request', async () => {
     for (const body of [{ rate_limit_per_minute: 0 }, { rate_limit_per_minute: -5 }, { rate_limit_per_minute: 1.5 }, { write_rate_limit_per_minute: 'many' }, { write_rate_limit_per_minute: 0 }]) {
       const res = await c.request('POST', '/api/oauth/apps', {

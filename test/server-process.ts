@@ -18,6 +18,8 @@ export interface ServerProcess {
   process: ChildProcess;
   /** Everything the server wrote to stdout and stderr so far. */
   output(): string;
+  /** What the server wrote to stdout alone (its JSON log lines). */
+  stdout(): string;
   /** Resolves when the process has exited. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Sends `signal` (SIGKILL unless told) and waits for the process to exit. */
@@ -94,7 +96,11 @@ async function startOnce(dataDir: string, opts: StartOptions): Promise<ServerPro
   });
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
+  let stdout = '';
+  child.stdout!.setEncoding('utf8').on('data', (s: string) => {
+    out += s;
+    stdout += s;
+  });
   child.stderr!.setEncoding('utf8').on('data', (s: string) => (out += s));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
@@ -110,6 +116,7 @@ async function startOnce(dataDir: string, opts: StartOptions): Promise<ServerPro
     dataDir,
     process: child,
     output: () => out,
+    stdout: () => stdout,
     exited,
     async kill(signal = 'SIGKILL') {
       if (!gone) child.kill(signal);

@@ -1,8 +1,9 @@
-// The outbound HTTP guard shared by workflow http_request and the plugin proxy: address classes, URL forms, redirects.
+// The outbound HTTP guard shared by workflow http_request and the plugin proxy: address classes, URL forms, redirects,
+// the per-request host allow-list on every hop.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BlockedError, checkUrl, createGuardedFetch, isPrivateAddress, TooLargeError, UpstreamTimeoutError } from '../src/net/ssrf-guard.js';
+import { BlockedError, checkUrl, createGuardedFetch, isPrivateAddress, TooLargeError, UpstreamTimeoutError, type LookupAll } from '../src/net/ssrf-guard.js';
 import { hostAllowed } from '../src/domain/plugins.js';
 
 let server: http.Server;
@@ -11,6 +12,9 @@ beforeAll(async () => {
   server = http.createServer((req, res) => {
     if (req.url === '/to-private') return void res.writeHead(302, { location: `http://10.0.0.1:${port}/` }).end();
     if (req.url === '/to-self') return void res.writeHead(301, { location: '/ok' }).end();
+    if (req.url === '/to-outside') return void res.writeHead(302, { location: 'http://not-allowed.example/' }).end();
+    if (req.url === '/to-outside-ip') return void res.writeHead(307, { location: 'http://93.184.216.34/' }).end();
+    if (req.url === '/to-inside') return void res.writeHead(302, { location: `http://allowed.test:${port}/landed` }).end();
     if (req.url === '/loop') return void res.writeHead(302, { location: '/loop' }).end();
     if (req.url === '/slow') return void setTimeout(() => res.end('late'), 2000);
     if (req.url === '/big') return void res.end(Buffer.alloc(50_000));
@@ -68,5 +72,53 @@ describe('guarded fetch', () => {
     await expect(guarded()({ url: `http://127.0.0.1:${port}/loop` })).rejects.toThrow(/redirects/);
     await expect(guarded()({ url: `http://127.0.0.1:${port}/slow` })).rejects.toBeInstanceOf(UpstreamTimeoutError);
     await expect(guarded()({ url: `http://127.0.0.1:${port}/big` })).rejects.toBeInstanceOf(TooLargeError);
+  });
+});
+
+describe('host allow-list on every hop', () => {
+  /**
+   * A lookup that knows only allowed.test (as 127.0.0.1) and records every name it is asked about. A kept-alive
+   * socket to allowed.test may be reused without a lookup, so the tests only assert which names were never asked.
+   */
+  function fakeDns() {
+    const asked: string[] = [];
+    const lookup: LookupAll = (hostname, _options, callback) => {
+      asked.push(hostname);
+      if (hostname === 'allowed.test') return callback(null, [{ address: '127.0.0.1', family: 4 }]);
+      const err = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+      callback(err, []);
+    };
+    return { asked, guarded: createGuardedFetch({ allowPrivate: [`allowed.test:${port}`], timeoutMs: 1000, lookup }) };
+  }
+  const onlyAllowed = (host: string) => host === 'allowed.test';
+
+  it('refuses a redirect hop outside the allow-list before resolving its name', async () => {
+    const { asked, guarded } = fakeDns();
+    const err = await guarded({ url: `http://allowed.test:${port}/to-outside`, allowHost: onlyAllowed }).catch((e) => e);
+    expect(err).toBeInstanceOf(BlockedError);
+    expect(err.message).toMatch(/not-allowed\.example/);
+    expect(asked).not.toContain('not-allowed.example');
+  });
+
+  it('refuses an IP-literal hop outside the allow-list, and the first URL too', async () => {
+    const { asked, guarded } = fakeDns();
+    await expect(guarded({ url: `http://allowed.test:${port}/to-outside-ip`, method: 'POST', body: 'x', allowHost: onlyAllowed })).rejects.toThrow(/93\.184\.216\.34/);
+    await expect(guarded({ url: 'http://not-allowed.example/', allowHost: onlyAllowed })).rejects.toBeInstanceOf(BlockedError);
+    expect(asked).not.toContain('not-allowed.example');
+  });
+
+  it('follows redirects that stay inside the allow-list, and asks about canonical hosts', async () => {
+    const { guarded } = fakeDns();
+    const seen: string[] = [];
+    const answer = await guarded({ url: `http://ALLOWED.test:${port}/to-inside`, allowHost: (h) => (seen.push(h), onlyAllowed(h)) });
+    expect(answer.body.toString()).toBe('ok GET');
+    expect(answer.url).toBe(`http://allowed.test:${port}/landed`);
+    expect(seen).toEqual(['allowed.test', 'allowed.test']);
+  });
+
+  it('without allowHost a redirect to another name is followed as far as DNS (the behaviour the option closes)', async () => {
+    const { asked, guarded } = fakeDns();
+    await expect(guarded({ url: `http://allowed.test:${port}/to-outside` })).rejects.toThrow(/ENOTFOUND/);
+    expect(asked).toContain('not-allowed.example');
   });
 });

@@ -2,6 +2,7 @@
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { existsSync, lstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import { projectPath } from '../../src/project-root.js';
 
 export interface ScriptRequest {
   files: Map<string, Buffer>;          // the package's files (paths relative to the package root)
@@ -50,7 +51,7 @@ const DATA_METHODS = new Set([
   'list_tables', 'get_fields', 'list_records', 'get_record', 'create_record', 'update_record', 'delete_record',
 ]);
 
-const HARNESS = readFileSync(new URL('./harness.py', import.meta.url), 'utf8');
+const HARNESS = readFileSync(projectPath('plugins-runtime', 'python', 'harness.py'), 'utf8');
 
 let probed: SandboxStatus | null = null;
 

@@ -77,7 +77,7 @@ export const openRoutes: Route[] = [
     response: ref('Record'),
   },
   {
-    method: 'POST', path: `${P}/{base_id}/tables/{table_id}/records`, family: 'open', tag: 'open-records', status: 201, recordWrite: true,
+    method: 'POST', path: `${P}/{base_id}/tables/{table_id}/records`, family: 'open', tag: 'open-records', status: 201,
     summary: 'Create a record (record:write); the application is its creator',
     body: writeBody,
     document: `mutation OpenCreateRecord($baseId: ID!, $tableId: ID!, $values: JSON!) { openCreateRecord(baseId: $baseId, tableId: $tableId, values: $values) ${record} }`,
@@ -86,7 +86,7 @@ export const openRoutes: Route[] = [
     response: ref('Record'),
   },
   {
-    method: 'PUT', path: `${P}/{base_id}/tables/{table_id}/records/{record_id}`, family: 'open', tag: 'open-records', recordWrite: true,
+    method: 'PUT', path: `${P}/{base_id}/tables/{table_id}/records/{record_id}`, family: 'open', tag: 'open-records',
     summary: 'Change some values of a record (record:write)',
     body: writeBody,
     document: `mutation OpenUpdateRecord($baseId: ID!, $tableId: ID!, $recordId: ID!, $values: JSON!) { openUpdateRecord(baseId: $baseId, tableId: $tableId, recordId: $recordId, values: $values) ${record} }`,
@@ -95,7 +95,7 @@ export const openRoutes: Route[] = [
     response: ref('Record'),
   },
   {
-    method: 'DELETE', path: `${P}/{base_id}/tables/{table_id}/records/{record_id}`, family: 'open', tag: 'open-records', recordWrite: true,
+    method: 'DELETE', path: `${P}/{base_id}/tables/{table_id}/records/{record_id}`, family: 'open', tag: 'open-records',
     summary: 'Delete a record (record:write)',
     document: 'mutation OpenDeleteRecord($baseId: ID!, $tableId: ID!, $recordId: ID!) { openDeleteRecord(baseId: $baseId, tableId: $tableId, recordId: $recordId) { id deleted } }',
     variables: ({ params }) => ({ ...ids(params), recordId: params.record_id }),

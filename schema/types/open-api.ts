@@ -87,16 +87,19 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   openCreateRecord: t.field({
     type: OpenRecord, args: { ...where(t), values: t.arg({ type: 'JSON', required: true }) },
+    extensions: { recordWrite: true },
     authScopes: (_r, a: any) => ({ app: { scope: 'record:write', baseId: String(a.baseId) } }),
     resolve: (_r, a: any, ctx) => ctx.services.openApi.createRecord(ctx.actor as AppActor, String(a.baseId), String(a.tableId), a.values, ctx.requestId),
   }),
   openUpdateRecord: t.field({
     type: OpenRecord, args: { ...where(t), recordId: t.arg.id({ required: true }), values: t.arg({ type: 'JSON', required: true }) },
+    extensions: { recordWrite: true },
     authScopes: (_r, a: any) => ({ app: { scope: 'record:write', baseId: String(a.baseId) } }),
     resolve: (_r, a: any, ctx) => ctx.services.openApi.updateRecord(ctx.actor as AppActor, String(a.baseId), String(a.tableId), String(a.recordId), a.values, ctx.requestId),
   }),
   openDeleteRecord: t.field({
     type: DeleteResult, args: { ...where(t), recordId: t.arg.id({ required: true }) },
+    extensions: { recordWrite: true },
     authScopes: (_r, a: any) => ({ app: { scope: 'record:write', baseId: String(a.baseId) } }),
     resolve: (_r, a: any, ctx) => ctx.services.openApi.deleteRecord(ctx.actor as AppActor, String(a.baseId), String(a.tableId), String(a.recordId), ctx.requestId),
   }),

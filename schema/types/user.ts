@@ -71,7 +71,7 @@ builder.mutationFields((t) => ({
   login: t.field({
     type: LoginResult,
     args: { email: t.arg.string({ required: true }), password: t.arg.string({ required: true }) },
-    resolve: (_r, a, ctx) => ctx.services.auth.login(a.email, a.password),
+    resolve: (_r, a, ctx) => ctx.services.auth.login(a.email, a.password, ctx.clientAddress),
   }),
   logout: t.field({
     type: LogoutResult,

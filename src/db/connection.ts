@@ -2,11 +2,10 @@
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { projectPath } from '../project-root.js';
 import * as schema from './schema.js';
 
-const MIGRATIONS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+const MIGRATIONS = projectPath('src', 'db', 'migrations');
 
 export function openDatabase(file: string, opts: { synchronous?: 'NORMAL' | 'FULL' } = {}) {
   const sqlite = new Database(file);

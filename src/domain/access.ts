@@ -22,8 +22,12 @@ export function createAccess({ orm }: Deps) {
   const workflowTable = orm.select({ tableId: workflows.tableId }).from(workflows).where(eq(workflows.id, sql.placeholder('id'))).prepare();
 
   return {
-    /** The actor's role in a base, or null for a non-member; a system administrator is owner of every base. */
+    /**
+     * The actor's role in a base, or null for a non-member; a system administrator is owner of every base, and a
+     * workflow is editor of the base of its own table (its steps write records there) and a stranger elsewhere.
+     */
     roleIn(actor: Actor, baseId: string): Role | null {
+      if (actor.kind === 'workflow') return actor.baseId === baseId ? 'editor' : null;
       if (actor.isAdmin) return 'owner';
       return (roleQuery.get({ baseId, userId: actor.id })?.role as Role | undefined) ?? null;
     },

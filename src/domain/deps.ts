@@ -25,7 +25,7 @@ export interface Deps {
   limiter: RateLimiter;
 }
 
-/** The caller of an operation: a signed-in user or a third-party application. */
+/** The caller of an operation: a signed-in user, a third-party application or a workflow running its steps. */
 export interface UserActor {
   kind: 'user';
   id: string;
@@ -48,4 +48,16 @@ export interface AppActor {
   jti: string;
   exp: number;
 }
-export type Actor = UserActor | AppActor;
+/**
+ * A workflow running its steps (update_record, create_record, run_script): an editor of the base of its table and
+ * nothing more, so a step can never reach further than a person who may edit that base.
+ */
+export interface WorkflowActor {
+  kind: 'workflow';
+  /** The workflow id: recorded as creator or last editor of the records its steps write. */
+  id: string;
+  /** The base of the workflow's table, the only base it may read or write. */
+  baseId: string;
+  isAdmin: false;
+}
+export type Actor = UserActor | AppActor | WorkflowActor;

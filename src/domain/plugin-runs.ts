@@ -1,5 +1,5 @@
 // Script plugin runs and custom endpoint calls: each runs the package's Python in the sandbox, its `base` calls
-// checked and run as the triggering user, and every run and call lands in the run log.
+// checked and run as the caller (a user, or the workflow of a run_script step), and every run and call lands in the run log.
 import { and, count, desc, eq, sql } from 'drizzle-orm';
 import { pluginRuns } from '../db/schema.js';
 import { writeTransaction } from '../db/connection.js';
@@ -7,7 +7,7 @@ import { AppError, badRequest } from '../errors.js';
 import { newId, nowIso } from '../ids.js';
 import { runScript, type ScriptOutcome } from '../../plugins-runtime/python/runner.js';
 import { atLeast, type Role } from './access.js';
-import type { Actor, Deps } from './deps.js';
+import type { Actor, Deps, WorkflowActor } from './deps.js';
 import { pageArgs, type Page } from './pagination.js';
 import type { PluginDataGateway, PluginService } from './plugins.js';
 
@@ -20,6 +20,10 @@ export interface RunLogEntry {
   kind: 'run' | 'call';
   endpoint: string | null;
   baseId: string;
+  /**
+   * Who ran it: a user's id, or for a run_script workflow step the workflow's id (`wfl_…`), the same id its
+   * record writes carry as creator or last editor. The column predates workflow actors and is never null.
+   */
   userId: string;
   status: 'running' | 'completed' | 'failed';
   startedAt: string;
@@ -143,13 +147,19 @@ export function createPluginRunService(deps: Deps, plugins: PluginService) {
       return { result: outcome.result ?? null };
     },
 
-    /** Runs a script plugin for a workflow step, as the workflow (owner of its table's base). */
-    async runForWorkflow(gateway: PluginDataGateway, actor: Actor, id: string, baseId: string, tableId: string, recordId: string | null, params: unknown) {
+    /**
+     * Runs a script plugin for a workflow step in the base of the workflow's table, as the workflow: its role there
+     * (editor) gates the script's methods, and `gateway` must run its data calls with the same actor.
+     */
+    async runForWorkflow(gateway: PluginDataGateway, actor: WorkflowActor, id: string, tableId: string, recordId: string | null, params: unknown) {
       const { row, manifest } = plugins.assertEnabled(id);
       if (row.type !== 'script') throw badRequest(`Plugin ${id} is a ui plugin; run_script needs a script plugin`);
+      const baseId = actor.baseId;
+      const role = plugins.roleIn(actor, baseId);
+      if (!atLeast(role, 'editor')) throw denied(`Workflow ${actor.id} may not run scripts in base ${baseId}`);
       const context = { plugin_id: id, base_id: baseId, table_id: tableId, record_id: recordId, params: params ?? {} };
       const { runId, outcome } = await execute({
-        actor, gateway, pluginId: id, baseId, role: 'owner', kind: 'run', endpoint: null, entry: manifest.entry,
+        actor, gateway, pluginId: id, baseId, role, kind: 'run', endpoint: null, entry: manifest.entry,
         timeoutS: manifest.script?.timeout ?? DEFAULT_TIMEOUT_S, context, request: null,
       });
       if (outcome.status === 'failed') throw new AppError('ENDPOINT_FAILED', `script ${id} failed: ${outcome.error}`);

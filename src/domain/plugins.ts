@@ -444,7 +444,10 @@ export function createPluginService(deps: Deps, opts: {
       return dataCall(gateway, id, manifest, baseId, role, String(req.method ?? ''), { tableId: req.tableId, ...params }, openContext);
     },
 
-    /** network.fetch: the allow-list, the SSRF guard on every hop, header filtering both ways, a per-plugin rate limit. */
+    /**
+     * network.fetch: the allow-list (first URL: PERMISSION_DENIED; a redirect hop outside it: SSRF_BLOCKED, before DNS),
+     * the SSRF guard on every hop, header filtering both ways, a per-plugin rate limit.
+     */
     async proxy(actor: Actor, id: string, req: { baseId?: unknown; url?: unknown; method?: unknown; headers?: unknown; body?: unknown; bodyEncoding?: unknown }) {
       const { manifest } = assertEnabled(id);
       if (typeof req.baseId !== 'string' || !req.baseId) throw invalidParams('base_id is required');
@@ -478,7 +481,8 @@ export function createPluginService(deps: Deps, opts: {
         throw new AppError('RATE_LIMITED', `Plugin ${id} made more than ${opts.proxyRatePerMinute} proxy requests in a minute`, { headers: { 'Retry-After': String(rate.resetSeconds) } });
       }
       try {
-        const answer = await opts.fetch({ url: url.toString(), method, headers, body });
+        // The allow-list goes with the request so the guard applies it to every redirect hop too, before DNS.
+        const answer = await opts.fetch({ url: url.toString(), method, headers, body, allowHost: (host) => hostAllowed(host, allowList) });
         const outHeaders = Object.fromEntries(Object.entries(answer.headers).filter(([k]) => !CONTROLLED.test(k)));
         const type = answer.headers['content-type'] ?? '';
         const isText = /^(text\/|application\/(json|xml|javascript|x-www-form-urlencoded)|[^;]*\+(json|xml))/i.test(type) || answer.body.length === 0;

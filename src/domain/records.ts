@@ -18,6 +18,7 @@ export interface ApiRecord {
   fields: Record<string, unknown>;
   createdAt: string;
   updatedAt: string;
+  /** The id of the user, application or workflow that created the record, and of the last to change it. */
   createdBy: string | null;
   updatedBy: string | null;
 }
@@ -28,8 +29,6 @@ export interface WriteOptions {
   inTransaction?: (recordIds: string[]) => void;
   /** How many workflow-caused changes led to this write (0 or absent for people and applications). */
   depth?: number;
-  /** Recorded as creator or last editor when there is no actor (a workflow writes as itself). */
-  operator?: string;
 }
 
 /** A committed-with-the-write change, as listeners (workflow triggers) see it inside the write transaction. */
@@ -148,7 +147,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       const links = new Map();
       const rows: RowWrite[] = items.map((item, i) => ({ id: newId('rec'), values: prepare(fields, resolve, ctx, item, 'create', single ? undefined : i, links) }));
       checkLinks(links);
-      store.insert(tableId, fields, rows, nowIso(), actor?.id ?? opts.operator ?? null);
+      store.insert(tableId, fields, rows, nowIso(), actor?.id ?? null);
       search.touch(tableId);
       opts.inTransaction?.(rows.map((r) => r.id));
       const after = store.getMany(tableId, fields, rows.map((r) => r.id));
@@ -184,7 +183,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       const before = listeners.some((l) => l.wantsBefore(tableId))
         ? new Map(store.getMany(tableId, fields, ids).map((r) => [r.id, toApi(fields, r)]))
         : undefined;
-      store.update(tableId, fields, rows, nowIso(), actor?.id ?? opts.operator ?? null);
+      store.update(tableId, fields, rows, nowIso(), actor?.id ?? null);
       search.touch(tableId);
       opts.inTransaction?.(ids);
       const after = store.getMany(tableId, fields, ids);

@@ -2,6 +2,7 @@
 import { createAccess } from './access.js';
 import { createActivityMonitor } from './activity.js';
 import { createAppService } from './apps.js';
+import { createAppRateLimits } from './app-rate-limits.js';
 import { createAuditLog } from './audit.js';
 import { createAuthService } from './auth.js';
 import { createBaseService } from './bases.js';
@@ -23,6 +24,7 @@ export function createServices(deps: Deps) {
   const audit = createAuditLog(deps);
   const apps = createAppService(deps, audit);
   const auth = createAuthService(deps, users, apps);
+  const appLimits = createAppRateLimits(apps, deps.limiter);
   let search: ReturnType<typeof createSearchIndexer> | undefined;
   const fields = createFieldService(deps, (tableId) => search?.touch(tableId));
   const activity = createActivityMonitor();
@@ -35,7 +37,7 @@ export function createServices(deps: Deps) {
     access, hostVersion: deps.config.version, signer: deps.signer, fetch: deps.fetch, limiter: deps.limiter,
     proxyRatePerMinute: deps.config.proxyRatePerMinute,
   });
-  return { deps, keys: deps.keys, activity, search, access, users, auth, audit, apps, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
+  return { deps, keys: deps.keys, activity, search, access, users, auth, audit, apps, appLimits, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -1,9 +1,11 @@
-// Executes queued workflow runs off the request path: claims runs from the durable queue, runs their nodes in
-// order, and records each step. A run left `running` by a crash is marked failed at the next start.
+// Executes queued workflow runs off the request path: claims runs from the durable queue, runs their nodes in order
+// as the workflow (an editor of its table's base), and records each step. A run left `running` by a crash is marked
+// failed at the next start.
 import type Database from 'better-sqlite3';
 import { AppError } from '../errors.js';
 import { BlockedError, type GuardedFetch } from '../net/ssrf-guard.js';
 import { nowIso } from '../ids.js';
+import type { WorkflowActor } from './deps.js';
 import { parseFilter } from './record-query.js';
 import type { FieldService } from './fields.js';
 import type { RecordService } from './records.js';
@@ -21,8 +23,8 @@ interface ClaimedRun {
 /** Thrown by a node to fail its step with a message. */
 class StepError extends Error {}
 
-/** Runs a script plugin for the run_script node; absent until the plugin runtime exists. */
-export type ScriptRunner = (pluginId: string, params: unknown, context: { tableId: string; recordId: string | null; workflowId: string }) => Promise<unknown>;
+/** Runs a script plugin for the run_script node as the workflow; absent when the runner is built without the plugin runtime. */
+export type ScriptRunner = (pluginId: string, params: unknown, context: { actor: WorkflowActor; tableId: string; recordId: string | null }) => Promise<unknown>;
 
 export function createWorkflowRunner(opts: {
   sqlite: Database.Database;
@@ -40,12 +42,21 @@ export function createWorkflowRunner(opts: {
   const claim = sqlite.prepare(`UPDATE workflow_runs SET status = 'running', started_at = ?
     WHERE rowid = (SELECT rowid FROM workflow_runs WHERE status = 'queued' ORDER BY rowid LIMIT 1)
     RETURNING id, workflow_id, table_id, record_id, depth`);
+  const countPending = sqlite.prepare(`SELECT count(*) FROM workflow_runs WHERE status IN ('queued', 'running')`).pluck();
   const finish = sqlite.prepare(`UPDATE workflow_runs SET status = ?, finished_at = ?, error = ?, steps = ? WHERE id = ?`);
+  const baseOfTable = sqlite.prepare('SELECT base_id FROM tables WHERE id = ?').pluck();
   let active = 0;
   let stopped = false;
   const idleWaiters: Array<() => void> = [];
 
-  async function runNode(node: WorkflowNode, run: ClaimedRun, w: Workflow, scope: TemplateScope): Promise<{ output: unknown; stop?: boolean }> {
+  /** The workflow as the actor of its steps: editor of the base of its table, so the steps write as the workflow. */
+  function actorOf(w: Workflow): WorkflowActor {
+    const baseId = baseOfTable.get(w.tableId) as string | undefined;
+    if (!baseId) throw new StepError(`table ${w.tableId} no longer exists`);
+    return { kind: 'workflow', id: w.id, baseId, isAdmin: false };
+  }
+
+  async function runNode(node: WorkflowNode, run: ClaimedRun, actor: WorkflowActor, scope: TemplateScope): Promise<{ output: unknown; stop?: boolean }> {
     const config = resolveTemplates(node.config, scope) as Record<string, unknown>;
     switch (node.type) {
       case 'condition': {
@@ -56,12 +67,15 @@ export function createWorkflowRunner(opts: {
       }
       case 'update_record': {
         if (!run.record_id) throw new StepError('update_record needs a triggering record');
-        const updated = await records.updateRecord(null, run.table_id, run.record_id, config.fields, { depth: run.depth + 1, operator: w.id });
+        const updated = await records.updateRecord(actor, run.table_id, run.record_id, config.fields, { depth: run.depth + 1 });
         scope.record = { ...updated.fields, id: updated.id };
         return { output: { id: updated.id, fields: updated.fields } };
       }
       case 'create_record': {
-        const created = await records.createRecord(null, String(config.table_id), config.fields, { depth: run.depth + 1, operator: w.id });
+        const tableId = String(config.table_id);
+        // Checked when the workflow was saved; checked again because a workflow never writes outside its own base.
+        if (baseOfTable.get(tableId) !== actor.baseId) throw new StepError(`create_record: table ${tableId} is not a table of this workflow's base`);
+        const created = await records.createRecord(actor, tableId, config.fields, { depth: run.depth + 1 });
         return { output: { id: created.id, fields: created.fields } };
       }
       case 'http_request': {
@@ -83,7 +97,7 @@ export function createWorkflowRunner(opts: {
       }
       case 'run_script': {
         if (!opts.runScript) throw new StepError(`run_script: script plugins are not available (plugin ${config.plugin_id})`);
-        return { output: await opts.runScript(String(config.plugin_id), config.params ?? {}, { tableId: run.table_id, recordId: run.record_id, workflowId: w.id }) };
+        return { output: await opts.runScript(String(config.plugin_id), config.params ?? {}, { actor, tableId: run.table_id, recordId: run.record_id }) };
       }
     }
   }
@@ -94,6 +108,7 @@ export function createWorkflowRunner(opts: {
     let error: string | null = null;
     try {
       const w = workflows.loadWorkflow(run.workflow_id);
+      const actor = actorOf(w);
       const record = run.record_id ? await records.getRecord(run.table_id, run.record_id).catch(() => null) : null;
       if (run.record_id && !record) throw new StepError(`record ${run.record_id} no longer exists`);
       const scope: TemplateScope = { record: record ? { ...record.fields, id: record.id } : {}, steps: {}, now: nowIso() };
@@ -105,7 +120,7 @@ export function createWorkflowRunner(opts: {
         }
         const startedAt = nowIso();
         try {
-          const { output, stop } = await runNode(node, run, w, scope);
+          const { output, stop } = await runNode(node, run, actor, scope);
           scope.steps[node.id] = output;
           steps.push({ node_id: node.id, type: node.type, status: 'success', started_at: startedAt, finished_at: nowIso(), output, error: null });
           if (stop) stopped = true;
@@ -167,6 +182,8 @@ export function createWorkflowRunner(opts: {
       pump();
     },
     wake: pump,
+    /** Runs queued or running, for /metrics. */
+    queueDepth: () => countPending.get() as number,
     /** Resolves when no run is in progress (tests and shutdown). */
     idle(): Promise<void> {
       pump(); // runs queued a moment ago may not have been woken yet

@@ -1,5 +1,6 @@
 // Outbound HTTP for workflows (and the plugin proxy): only public addresses, checked on the address actually
-// connected to after DNS and again on every redirect, with a timeout and a size cap.
+// connected to after DNS and again on every redirect, an optional per-request host allow-list checked on every hop
+// before DNS, a timeout and a size cap.
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
@@ -21,13 +22,28 @@ export interface GuardOptions {
   timeoutMs?: number;
   maxBytes?: number;
   maxRedirects?: number;
+  /** The DNS lookup behind every connection (tests inject or spy on it); defaults to `dns.lookup`. */
+  lookup?: LookupAll;
 }
+
+/** `dns.lookup` with `all: true`: every address of a name. */
+export type LookupAll = (
+  hostname: string,
+  options: dns.LookupAllOptions,
+  callback: (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void,
+) => void;
 
 export interface FetchRequest {
   url: string;
   method?: string;
   headers?: Record<string, string>;
   body?: string | Buffer;
+  /**
+   * The caller's allow-list (a plugin's network permission, a webhook's target), asked about the host of the first URL
+   * and of every redirect hop before any DNS lookup or connection; a refused host is a BlockedError. The host is the
+   * URL's WHATWG-canonical hostname (lower case, numeric IPv4 forms as dotted quads) without IPv6 brackets.
+   */
+  allowHost?: (host: string) => boolean;
 }
 
 export interface FetchAnswer {
@@ -65,6 +81,8 @@ export function createGuardedFetch(opts: GuardOptions = {}) {
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const maxBytes = opts.maxBytes ?? 5 * 1024 * 1024;
   const maxRedirects = opts.maxRedirects ?? 5;
+  // Looked up at call time rather than captured, so a spy on dns.lookup sees every lookup.
+  const lookup: LookupAll = opts.lookup ?? ((hostname, options, callback) => dns.lookup(hostname, options, callback));
 
   function exempt(url: URL) {
     return allow.has(`${bareHost(url).toLowerCase()}:${defaultPort(url)}`);
@@ -73,9 +91,8 @@ export function createGuardedFetch(opts: GuardOptions = {}) {
   /** A DNS lookup that refuses private answers: the socket connects to exactly the address checked here. */
   function guardedLookup(url: URL): net_LookupFunction {
     return (hostname, options, callback) => {
-      dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+      lookup(hostname, { ...options, all: true }, (err, list) => {
         if (err) return callback(err, '', 4);
-        const list = addresses as dns.LookupAddress[];
         const bad = exempt(url) ? undefined : list.find((a) => isPrivateAddress(a.address));
         if (bad || !list.length) return callback(new BlockedError(`${hostname} resolves to a private address (${bad?.address ?? 'none'})`), '', 4);
         if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
@@ -127,6 +144,11 @@ export function createGuardedFetch(opts: GuardOptions = {}) {
     let url = checkUrl(req.url);
     let current = req;
     for (let hop = 0; ; hop++) {
+      // Every hop, the first included: a redirect must not lead outside the caller's allow-list, and the name must
+      // not even be resolved (a lookup alone leaks to the name's DNS server that, and when, we were sent there).
+      if (req.allowHost && !req.allowHost(bareHost(url))) {
+        throw new BlockedError(hop === 0 ? `${url.hostname} is not in the allow-list` : `The redirect to ${url.hostname} leaves the allow-list`);
+      }
       const answer = await once(url, current, deadline);
       const location = answer.headers.location;
       if (![301, 302, 303, 307, 308].includes(answer.status) || !location) return answer;

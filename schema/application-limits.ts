@@ -1,0 +1,52 @@
+// Charges an application's GraphQL operation to its rate limits, the same way at /graphql and at the Open API's REST door:
+// one request, plus one record write per top-level field marked `recordWrite` (a document may write several times).
+import { Kind, type DocumentNode, type GraphQLError, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { Context } from './context.js';
+
+/** The record writes an operation makes: its top-level mutation fields whose definition says `recordWrite`. */
+export function countRecordWrites(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): number {
+  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations[0];
+  const mutation = schema.getMutationType();
+  if (!operation || operation.operation !== 'mutation' || !mutation) return 0;
+  const fields = mutation.getFields();
+  const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
+  const seen = new Set<string>();
+  const count = (set: SelectionSetNode): number => {
+    let n = 0;
+    for (const s of set.selections) {
+      if (s.kind === Kind.FIELD) n += fields[s.name.value]?.extensions?.recordWrite ? 1 : 0;
+      else if (s.kind === Kind.INLINE_FRAGMENT) n += count(s.selectionSet);
+      else if (!seen.has(s.name.value)) {
+        // The same fragment spread twice at one level merges into the same response keys: its fields run once.
+        seen.add(s.name.value);
+        const f = fragments.get(s.name.value);
+        if (f) n += count(f.selectionSet);
+      }
+    }
+    return n;
+  };
+  return count(operation.selectionSet);
+}
+
+/** Charges the operation when an application runs it; returns the RateLimit-* headers, throws RATE_LIMITED past a limit. */
+export function chargeApplication(ctx: Context, schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): Record<string, string> {
+  if (ctx.actor?.kind !== 'app') return {};
+  return ctx.services.appLimits.charge(ctx.actor.id, countRecordWrites(schema, document, operationName));
+}
+
+/** The /graphql door's share: charge before executing; a refusal is the operation's only error (429 with Retry-After). */
+export function useApplicationLimits(): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const ctx = args.contextValue as unknown as Context;
+      try {
+        const headers = chargeApplication(ctx, args.schema, args.document, args.operationName);
+        if (ctx.requestState) ctx.requestState.headers = { ...ctx.requestState.headers, ...headers };
+      } catch (error) {
+        setResultAndStopExecution({ errors: [error as GraphQLError] });
+      }
+    },
+  };
+}
