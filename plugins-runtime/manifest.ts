@@ -4,6 +4,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { isIP } from 'node:net';
 import semver from 'semver';
+import { isObject } from '../src/checks.js';
 
 export type PluginType = 'ui' | 'script';
 export type Access = 'read' | 'write';
@@ -218,7 +219,6 @@ function shapeProblem(e: ErrorObject): Problem {
   }
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Canonical SemVer 2.0 only: node-semver also accepts `v1.2.3`, `=1.2.3` and spaces, and the version ends up in URLs. */
 function isSemver(v: string): boolean {

@@ -2,7 +2,7 @@
 // (Vue's global build and the SDK), each with the sandbox CSP so a plugin reaches nothing but the host bridge.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { PluginService } from '../src/domain/plugins.js';
+import type { PluginService } from '../src/domain/plugins/index.js';
 import { LOADER_CSP, renderLoader, sdkPath, vueGlobalBuildPath } from './loader.js';
 
 const FILE_URL_TTL = 600;

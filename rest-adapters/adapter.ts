@@ -4,7 +4,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import { execute, parse, validate, GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { AppError, type ErrorCode, type ErrorDetail } from '../src/errors.js';
 import { json } from './envelopes.js';
-import { MAX_UPLOAD_BYTES } from '../src/domain/plugins.js';
+import { MAX_UPLOAD_BYTES } from '../src/limits.js';
 import type { RequestState } from '../src/log.js';
 import type { Family, Route, RouteRequest } from './route.js';
 

@@ -30,7 +30,7 @@ export const SELECT = {
   openTable: 'id baseId name description createdAt updatedAt',
   openField: 'id name type required options config',
   openRecord: 'id values createdAt updatedAt',
-  workflow: 'id name tableId enabled trigger nodes { id type config } createdAt updatedAt',
+  workflow: 'id name tableId enabled trigger { type config } nodes { id type config } createdAt updatedAt',
   run: 'runId workflowId status triggerType recordId depth queuedAt startedAt finishedAt error steps',
 };
 

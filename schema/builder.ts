@@ -1,4 +1,4 @@
-// The Pothos schema builder with scope-auth: loggedIn, systemAdmin and baseRole guard every operation.
+// The Pothos schema builder with scope-auth: loggedIn, systemAdmin, baseRole, app and the plugin scopes guard every operation.
 import SchemaBuilder from '@pothos/core';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { Kind, valueFromASTUntyped, type ValueNode } from 'graphql';
@@ -6,6 +6,9 @@ import { atLeast, type Role } from '../src/domain/access.js';
 import type { Scope } from '../src/domain/apps.js';
 import { forbidden, unauthorized } from '../src/errors.js';
 import type { Context } from './context.js';
+import {
+  pluginScopes, type PluginBaseScope, type PluginEndpointScope, type PluginMethodScope, type PluginNetworkScope, type PluginRoleScope,
+} from './plugin-gateway.js';
 
 /** A base-role requirement; the base is named directly or through a table, field or workflow. */
 export interface BaseRoleScope {
@@ -24,8 +27,13 @@ export interface AppScope {
 
 export const builder = new SchemaBuilder<{
   Context: Context;
-  AuthScopes: { loggedIn: boolean; systemAdmin: boolean; baseRole: BaseRoleScope; app: AppScope };
-  Scalars: { JSON: { Input: unknown; Output: unknown } };
+  AuthScopes: {
+    loggedIn: boolean; systemAdmin: boolean; baseRole: BaseRoleScope; app: AppScope;
+    // Plugin checks of contract section 7 (schema/plugin-gateway.ts), listed by a field in the order they apply.
+    pluginEnabled: string; pluginUi: string; pluginEndpoint: PluginEndpointScope; pluginBaseRole: PluginRoleScope;
+    pluginInstalled: PluginBaseScope; pluginMethod: PluginMethodScope; pluginNetwork: PluginNetworkScope;
+  };
+  Scalars: { ID: { Input: string; Output: string | number }; JSON: { Input: unknown; Output: unknown } };
   DefaultFieldNullability: false;
 }>({
   plugins: [ScopeAuthPlugin],
@@ -45,6 +53,8 @@ export const builder = new SchemaBuilder<{
       },
       // Throws the specific 401/403 of spec 1, 5.3 rather than a generic refusal.
       app: (scope: AppScope) => !!ctx.services.openApi.authorize(ctx.actor, scope.scope, scope.baseId),
+      // Each throws its own code (PLUGIN_DISABLED, PERMISSION_DENIED, ENDPOINT_NOT_DECLARED, ...) as the plugin API answers.
+      ...pluginScopes(ctx),
     }),
     unauthorizedError: (_parent, ctx) => (ctx.actor ? forbidden() : unauthorized()),
   },

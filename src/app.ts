@@ -28,7 +28,7 @@ import { useHttpStatusExtension } from './graphql/use-http-status-extension.js';
 import { useInternalErrorLog } from './graphql/use-internal-error-log.js';
 import { createPluginServer } from '../plugins-runtime/serve.js';
 import { sandboxStatus } from '../plugins-runtime/python/runner.js';
-import { pluginGateway } from '../schema/plugin-gateway.js';
+import { workflowScriptRunner } from '../schema/plugin-gateway.js';
 import { createWebServer } from './web-static.js';
 import { createApiDocs } from './api-docs.js';
 import { createLogger, logRequest, type Logger, type RequestState } from './log.js';
@@ -70,10 +70,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     sinceActivity: services.activity.sinceLastRequest,
     // run_script steps run as the workflow: the script's data calls pass the same scope checks as a user's, with the
     // workflow's reach (editor of its own table's base, nothing else).
-    runScript: (pluginId, params, { actor, tableId, recordId }) => {
-      const gateway = pluginGateway(schema, { actor, services, requestId: actor.id, clientAddress: 'workflow' });
-      return services.pluginRuns.runForWorkflow(gateway, actor, pluginId, tableId, recordId, params);
-    },
+    runScript: workflowScriptRunner(schema, services),
   });
   runner.start();
   services.search.touchAll(sqlite.prepare('SELECT id FROM tables').pluck().all() as string[]);

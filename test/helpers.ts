@@ -2,17 +2,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createApp, type App } from '../src/app.js';
+import { createApp, type App, type AppOptions } from '../src/app.js';
 import { readConfig } from '../src/config.js';
 import { version } from '../src/version.js';
+import { send, type TestResponse } from './http.js';
 
 export const ADMIN = { email: 'admin@test.local', password: 'admin-password' };
 
-export interface TestResponse {
-  status: number;
-  body: any;
-  headers: Headers;
-}
+export type { TestResponse };
 
 export interface TestClient {
   app: App;
@@ -30,29 +27,14 @@ export function tempDir(prefix = 'ts-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-export async function makeApp(env: Record<string, string> = {}): Promise<TestClient> {
+export async function makeApp(env: Record<string, string> = {}, options: AppOptions = {}): Promise<TestClient> {
   const dir = tempDir();
   const config = readConfig({ DATA_DIR: dir, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, PUBLIC_URL: 'http://test.local', ...env }, version);
-  const app = await createApp(config);
+  const app = await createApp(config, options);
 
   async function request(method: string, url: string, opts: { token?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<TestResponse> {
-    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
     const token = opts.token === undefined ? client.adminToken : opts.token;
-    if (token) headers.authorization = `Bearer ${token}`;
-    let body: string | undefined = opts.raw;
-    if (opts.body !== undefined) {
-      body = JSON.stringify(opts.body);
-      headers['content-type'] ??= 'application/json';
-    }
-    const res = await app.fetch(new Request(`http://test.local${url}`, { method, headers, body }));
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      /* not JSON */
-    }
-    return { status: res.status, body: parsed, headers: res.headers };
+    return send((r) => app.fetch(r), method, `http://test.local${url}`, { ...opts, token });
   }
 
   async function login(email: string, password: string) {

@@ -4,11 +4,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, INITIAL_PASSWORD_FILE, type App } from '../src/app.js';
+import { INITIAL_PASSWORD_FILE, type App } from '../src/app.js';
 import { ConfigError, readConfig, withDotEnv } from '../src/config.js';
 import { createLogger } from '../src/log.js';
-import { version } from '../src/version.js';
-import { ADMIN, tempDir } from './helpers.js';
+import { ADMIN, makeApp, tempDir } from './helpers.js';
+import { send, type RequestOptions } from './http.js';
 import { removeDir, ROOT, startServer, type ServerProcess } from './server-process.js';
 
 // tsx resolved from here, so a command can run with a working directory outside the repository.
@@ -75,8 +75,7 @@ describe('--help on every command', () => {
 });
 
 /** An app whose log lines land in `lines`, parsed. */
-async function appWithLog(env: Record<string, string> = {}): Promise<{ app: App; lines: Record<string, any>[]; raw: () => string; dir: string }> {
-  const dir = tempDir();
+async function appWithLog(env: Record<string, string> = {}) {
   let raw = '';
   const sink = new Writable({
     write(chunk, _enc, done) {
@@ -84,31 +83,16 @@ async function appWithLog(env: Record<string, string> = {}): Promise<{ app: App;
       done();
     },
   });
-  const config = readConfig({ DATA_DIR: dir, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, PUBLIC_URL: 'http://test.local', LOG_LEVEL: 'debug', ...env }, version);
-  const app = await createApp(config, { log: createLogger('debug', sink) });
+  const c = await makeApp({ LOG_LEVEL: 'debug', ...env }, { log: createLogger('debug', sink) });
   return {
-    app, dir, raw: () => raw,
-    get lines() {
+    app: c.app, dir: c.dir, raw: () => raw,
+    get lines(): Record<string, any>[] {
       return raw.split('\n').filter(Boolean).map((l) => JSON.parse(l));
     },
   };
 }
 
-async function call(app: App, method: string, url: string, opts: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {
-  const headers: Record<string, string> = { ...opts.headers };
-  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-  if (opts.body !== undefined) headers['content-type'] ??= 'application/json';
-  const body = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
-  const res = await app.fetch(new Request(`http://test.local${url}`, { method, headers, body }));
-  const text = await res.text();
-  let parsed: any = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    /* not JSON */
-  }
-  return { status: res.status, body: parsed, headers: res.headers, text };
-}
+const call = (app: App, method: string, url: string, opts: RequestOptions = {}) => send((r) => app.fetch(r), method, `http://test.local${url}`, opts);
 
 describe('logs', () => {
   let t: Awaited<ReturnType<typeof appWithLog>>;
@@ -178,7 +162,7 @@ describe('logs', () => {
     });
     const secret: string = created.body.data.client_secret;
     const issued = await call(t.app, 'POST', '/api/oauth/token', {
-      body: `grant_type=client_credentials&client_id=${created.body.data.client_id}&client_secret=${secret}`,
+      raw: `grant_type=client_credentials&client_id=${created.body.data.client_id}&client_secret=${secret}`,
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
     const appToken: string = issued.body.access_token;

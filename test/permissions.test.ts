@@ -17,6 +17,7 @@ import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../rest-adapters/routes/index.js';
 import { makeApp, makeTable, type TestClient, type TestResponse } from './helpers.js';
+import { send } from './http.js';
 
 type ActorName = 'S' | 'O' | 'A' | 'E' | 'V' | 'N' | 'anon';
 type Role = 'viewer' | 'editor' | 'admin' | 'owner';
@@ -106,9 +107,7 @@ async function pack(patch: Record<string, unknown>): Promise<Buffer> {
 async function upload(zip: Buffer, token: string | null | undefined): Promise<TestResponse> {
   const form = new FormData();
   form.append('file', new Blob([new Uint8Array(zip)], { type: 'application/zip' }), 'plugin.stplugin.zip');
-  const res = await c.app.fetch(new Request('http://test.local/api/plugins/upload', { method: 'POST', headers: token ? { authorization: `Bearer ${token}` } : {}, body: form }));
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+  return send((r) => c.app.fetch(r), 'POST', 'http://test.local/api/plugins/upload', { token, raw: form });
 }
 const newPluginId = () => `com.example.${uniq('m')}`;
 /** A ui plugin uploaded by the system administrator in the given versions (the last is current); optionally enabled and installed in the fixture base. */
@@ -960,7 +959,7 @@ describe('tokens', () => {
 });
 
 describe('the plugin service refuses calls the route scope lets through', () => {
-  // Checked in order by src/domain/plugins.ts: plugin enabled (PLUGIN_DISABLED), installed and enabled in the base,
+  // Checked in order by the plugin scopes (schema/plugin-gateway.ts): plugin enabled (PLUGIN_DISABLED), installed and enabled in the base,
   // the method's permission declared in the manifest, the caller's role (PERMISSION_DENIED). Anonymous callers get 401 first.
   const ids = { disabled: '', notInstalled: '', offInBase: '', readOnly: '' };
   beforeAll(async () => {

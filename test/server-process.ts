@@ -5,6 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { send, type RequestOptions, type TestResponse } from './http.js';
 
 /** The repository root: the server's working directory. */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -167,35 +168,11 @@ export async function stopAllServers() {
   await Promise.all([...running].map((s) => s.kill()));
 }
 
-export interface ApiResponse {
-  status: number;
-  body: any;
-  headers: Headers;
-}
+export type ApiResponse = TestResponse;
 
-/** One JSON request; `body` is sent as JSON, the answer parsed as JSON when it is JSON. */
-export async function api(
-  baseUrl: string,
-  method: string,
-  urlPath: string,
-  opts: { token?: string | null; body?: unknown; headers?: Record<string, string>; timeoutMs?: number } = {},
-): Promise<ApiResponse> {
-  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-  let body: string | undefined;
-  if (opts.body !== undefined) {
-    body = JSON.stringify(opts.body);
-    headers['content-type'] ??= 'application/json';
-  }
-  const res = await fetch(`${baseUrl}${urlPath}`, { method, headers, body, signal: AbortSignal.timeout(opts.timeoutMs ?? 20_000) });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    /* not JSON */
-  }
-  return { status: res.status, body: parsed, headers: res.headers };
+/** One JSON request to a real server; `body` is sent as JSON, the answer parsed as JSON when it is JSON. */
+export function api(baseUrl: string, method: string, urlPath: string, opts: RequestOptions = {}): Promise<ApiResponse> {
+  return send(fetch, method, `${baseUrl}${urlPath}`, { timeoutMs: 20_000, ...opts });
 }
 
 /** Logs in with `POST /api/auth/login` and returns the token. */

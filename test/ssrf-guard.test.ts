@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BlockedError, checkUrl, createGuardedFetch, isPrivateAddress, TooLargeError, UpstreamTimeoutError, type LookupAll } from '../src/net/ssrf-guard.js';
-import { hostAllowed } from '../src/domain/plugins.js';
+import { hostAllowed } from '../src/domain/plugins/index.js';
 
 let server: http.Server;
 let port: number;

@@ -12,9 +12,14 @@ const appBody = {
   rate_limit_per_minute: { type: 'integer', description: 'All Open API requests (default 600)' },
   write_rate_limit_per_minute: { type: 'integer', description: 'Record writes (default 300)' },
 };
+/**
+ * AppInput's limits are GraphQL Ints (32-bit); the body schema takes any integer. Past the range the value is out of
+ * the allowed 1 to 1000000 anyway, so it is clamped and the application service names the key as for any bad limit.
+ */
+const int32 = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) ? Math.max(Math.min(v, 2 ** 31 - 1), -(2 ** 31)) : v);
 const appInput = (b: Record<string, unknown>) => ({
   appName: b.app_name, callbackUrl: b.callback_url, allowedBases: b.allowed_bases, scopes: b.scopes, isActive: b.is_active,
-  rateLimitPerMinute: b.rate_limit_per_minute, writeRateLimitPerMinute: b.write_rate_limit_per_minute,
+  rateLimitPerMinute: int32(b.rate_limit_per_minute), writeRateLimitPerMinute: int32(b.write_rate_limit_per_minute),
 });
 const withSecret = (r: { app: Record<string, unknown>; clientSecret: string }) => ({ ...openApp(r.app), client_secret: r.clientSecret });
 

@@ -35,7 +35,7 @@ export const recordRoutes: Route[] = [
       action: { enum: ['create', 'update', 'delete'] },
       records: { type: 'array', items: { type: ['object', 'string'] }, description: 'create: {fields}; update: {id, fields}; delete: {id}' },
     }, ['action', 'records']),
-    document: `mutation BatchRecords($tableId: ID!, $action: String!, $records: JSON!) { batchRecords(tableId: $tableId, action: $action, records: $records) { items { ${SELECT.record} } deleted } }`,
+    document: `mutation BatchRecords($tableId: ID!, $action: BatchAction!, $records: JSON!) { batchRecords(tableId: $tableId, action: $action, records: $records) { items { ${SELECT.record} } deleted } }`,
     variables: ({ params, body: b }) => ({ tableId: params.table_id, action: b.action, records: b.records }),
     result: (d) => (d.batchRecords.deleted ? { deleted: d.batchRecords.deleted } : { items: d.batchRecords.items.map(restRecord) }),
     response: {

@@ -33,7 +33,7 @@ export const tableRoutes: Route[] = [
       base_id: { type: 'string' }, name: { type: 'string' }, description: { type: 'string' },
       fields: { type: 'array', items: body(fieldProps, ['name', 'type']) },
     }, ['name']),
-    document: `mutation CreateTable($baseId: ID, $name: String!, $description: String, $fields: [JSON!]) { createTable(baseId: $baseId, name: $name, description: $description, fields: $fields) { ${SELECT.table} } }`,
+    document: `mutation CreateTable($baseId: ID, $name: String!, $description: String, $fields: [FieldInput!]) { createTable(baseId: $baseId, name: $name, description: $description, fields: $fields) { ${SELECT.table} } }`,
     variables: ({ body: b }) => ({ baseId: b.base_id, name: b.name, description: b.description, fields: b.fields }),
     result: (d) => restTable(d.createTable),
     response: ref('Table'),

@@ -11,7 +11,15 @@ const workflowBody = {
   trigger: { type: 'object', description: '{type: record_created|record_updated|manual, config: {fields?, condition?}}' },
   nodes: { type: 'array', items: { type: 'object' }, description: '[{id?, type, config}] run in order' },
 };
-const workflowInput = (b: Record<string, unknown>) => ({ name: b.name, tableId: b.table_id, enabled: b.enabled, trigger: b.trigger, nodes: b.nodes });
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** The keys WorkflowInput's trigger and nodes have: REST keeps ignoring other keys, as the workflow service does. */
+const pick = (o: Json, keys: string[]) => Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]));
+const triggerInput = (t: unknown) => (isObject(t) ? pick(t, ['type', 'config']) : t);
+const nodeInput = (n: unknown) => (isObject(n) ? pick(n, ['id', 'type', 'config']) : n);
+const workflowInput = (b: Json) => ({
+  name: b.name, tableId: b.table_id, enabled: b.enabled, trigger: triggerInput(b.trigger), nodes: Array.isArray(b.nodes) ? b.nodes.map(nodeInput) : b.nodes,
+});
 
 export const restWorkflow = (w: Record<string, any>) => ({
   id: w.id, name: w.name, table_id: w.tableId, enabled: w.enabled, trigger: w.trigger, nodes: w.nodes, created_at: w.createdAt, updated_at: w.updatedAt,
@@ -65,7 +73,7 @@ export const workflowRoutes: Route[] = [
     method: 'POST', path: '/api/v1/workflows/{workflow_id}/trigger', family: 'v1', tag: 'workflows',
     summary: 'Queue a run for one record of the workflow\'s table (409 when disabled)',
     body: body({ record_id: { type: 'string' } }, ['record_id']),
-    document: 'mutation TriggerWorkflow($id: ID!, $recordId: String) { triggerWorkflow(id: $id, recordId: $recordId) { runId status } }',
+    document: 'mutation TriggerWorkflow($id: ID!, $recordId: ID) { triggerWorkflow(id: $id, recordId: $recordId) { runId status } }',
     variables: ({ params, body: b }) => ({ id: params.workflow_id, recordId: b.record_id }),
     result: (d) => ({ run_id: d.triggerWorkflow.runId, status: d.triggerWorkflow.status }),
     response: { type: 'object', properties: { run_id: { type: 'string' }, status: { const: 'queued' } }, required: ['run_id', 'status'], additionalProperties: false },

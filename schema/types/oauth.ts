@@ -73,16 +73,21 @@ const BaseSummary = builder.objectRef<{ id: string; name: string; description: s
   }),
 });
 
-/** Loose on purpose: the application service validates every key and names the one that is wrong. */
+/**
+ * A new application (appName, callbackUrl and scopes required) or the keys of one to change; the application service
+ * checks every value and names the one that is wrong. `scopes` are the six OAuth scope strings (base:read, table:read,
+ * field:read, record:read, record:write, table:write): a GraphQL enum cannot spell them (':'), and the web app and the
+ * REST doors send and show them as they are.
+ */
 const AppInput = builder.inputType('AppInput', {
   fields: (t) => ({
-    appName: t.field({ type: 'JSON', required: false }),
-    callbackUrl: t.field({ type: 'JSON', required: false }),
-    allowedBases: t.field({ type: 'JSON', required: false }),
-    scopes: t.field({ type: 'JSON', required: false }),
-    isActive: t.field({ type: 'JSON', required: false }),
-    rateLimitPerMinute: t.field({ type: 'JSON', required: false }),
-    writeRateLimitPerMinute: t.field({ type: 'JSON', required: false }),
+    appName: t.string({ required: false, description: '1 to 100 characters' }),
+    callbackUrl: t.string({ required: false, description: 'An absolute http(s) URL' }),
+    allowedBases: t.idList({ required: false, description: 'Base ids the application may access' }),
+    scopes: t.stringList({ required: false, description: 'A non-empty subset of the six scopes' }),
+    isActive: t.boolean({ required: false, description: 'false disables the application' }),
+    rateLimitPerMinute: t.int({ required: false, description: 'All Open API requests, 1 to 1000000 (default 600)' }),
+    writeRateLimitPerMinute: t.int({ required: false, description: 'Record writes, 1 to 1000000 (default 300)' }),
   }),
 });
 
@@ -92,19 +97,19 @@ builder.queryFields((t) => ({
   apps: t.field({ type: [App], authScopes: admin, resolve: (_r, _a, ctx) => ctx.services.apps.listApps() }),
   app: t.field({
     type: App, authScopes: admin, args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => ctx.services.apps.getApp(String(a.id)),
+    resolve: (_r, a, ctx) => ctx.services.apps.getApp(a.id),
   }),
   appTokens: t.field({
     type: [AppToken], authScopes: admin, description: 'Tokens issued to an application, newest first',
     args: { appId: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => ctx.services.apps.listTokens(String(a.appId)),
+    resolve: (_r, a, ctx) => ctx.services.apps.listTokens(a.appId),
   }),
   appAudit: t.field({
     type: AuditPage, authScopes: admin, description: 'Audit entries of an application, newest first',
     args: { appId: t.arg.id({ required: true }), page: t.arg.int({ required: false }), perPage: t.arg.int({ required: false }), action: t.arg.string({ required: false }) },
     resolve: async (_r, a, ctx) => {
-      await ctx.services.apps.getApp(String(a.appId));
-      return ctx.services.audit.listAudit(String(a.appId), a);
+      await ctx.services.apps.getApp(a.appId);
+      return ctx.services.audit.listAudit(a.appId, a);
     },
   }),
   oauthBases: t.field({
@@ -125,22 +130,22 @@ builder.mutationFields((t) => ({
   }),
   updateApp: t.field({
     type: App, authScopes: admin, args: { id: t.arg.id({ required: true }), input: t.arg({ type: AppInput, required: true }) },
-    resolve: (_r, a, ctx) => ctx.services.apps.updateApp(String(a.id), a.input, ctx.requestId),
+    resolve: (_r, a, ctx) => ctx.services.apps.updateApp(a.id, a.input, ctx.requestId),
   }),
   deleteApp: t.field({
     type: DeleteResult, authScopes: admin, args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => ctx.services.apps.deleteApp(String(a.id), ctx.requestId),
+    resolve: (_r, a, ctx) => ctx.services.apps.deleteApp(a.id, ctx.requestId),
   }),
   resetAppSecret: t.field({
     type: AppWithSecret, authScopes: admin, args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => ctx.services.apps.resetSecret(String(a.id), ctx.requestId),
+    resolve: (_r, a, ctx) => ctx.services.apps.resetSecret(a.id, ctx.requestId),
   }),
   revokeAppTokens: t.field({
     type: builder.objectRef<{ revoked: number }>('RevokeResult').implement({ fields: (f) => ({ revoked: f.exposeInt('revoked') }) }),
     authScopes: admin,
     description: 'Revokes one token (jti) or every unexpired token of the application',
     args: { appId: t.arg.id({ required: true }), jti: t.arg.string({ required: false }) },
-    resolve: (_r, a, ctx) => ctx.services.apps.revokeTokens(String(a.appId), a.jti, ctx.requestId),
+    resolve: (_r, a, ctx) => ctx.services.apps.revokeTokens(a.appId, a.jti, ctx.requestId),
   }),
   issueAppToken: t.field({
     type: TokenResponse,

@@ -3,16 +3,18 @@ import type { AppActor } from '../../src/domain/deps.js';
 import type { ApiRecord } from '../../src/domain/records.js';
 import type { OpenBase, OpenTable } from '../../src/domain/open-api.js';
 import type { FieldDef } from '../../src/fields/field-type.js';
+import type { ArgBuilder, ObjectFieldBuilder } from '@pothos/core';
 import { builder } from '../builder.js';
-import { DeleteResult, pageOf } from './common.js';
+import { DeleteResult, pageOf, type BuilderTypes } from './common.js';
 import { Field } from './field.js';
 
-const baseFields = (t: any) => ({
-  id: t.exposeID('id'),
-  name: t.exposeString('name'),
-  description: t.exposeString('description'),
-  createdAt: t.exposeString('createdAt'),
-  updatedAt: t.exposeString('updatedAt'),
+/** The fields every base and table shape shares. */
+const baseFields = <S extends OpenBase>(t: ObjectFieldBuilder<BuilderTypes, S>) => ({
+  id: t.id({ resolve: (x) => x.id }),
+  name: t.string({ resolve: (x) => x.name }),
+  description: t.string({ resolve: (x) => x.description }),
+  createdAt: t.string({ resolve: (x) => x.createdAt }),
+  updatedAt: t.string({ resolve: (x) => x.updatedAt }),
 });
 
 const OpenTableRef = builder.objectRef<OpenTable>('OpenTable').implement({
@@ -37,8 +39,8 @@ const OpenRecord = builder.objectRef<ApiRecord>('OpenRecord').implement({
 });
 const OpenRecordPage = pageOf<ApiRecord>('OpenRecord', OpenRecord);
 
-const where = (t: any) => ({ baseId: t.arg.id({ required: true }), tableId: t.arg.id({ required: true }) });
-const paging = (t: any) => ({ page: t.arg.int({ required: false }), perPage: t.arg.int({ required: false }) });
+const where = (arg: ArgBuilder<BuilderTypes>) => ({ baseId: arg.id({ required: true }), tableId: arg.id({ required: true }) });
+const paging = (arg: ArgBuilder<BuilderTypes>) => ({ page: arg.int({ required: false }), perPage: arg.int({ required: false }) });
 
 builder.queryFields((t) => ({
   openBases: t.field({
@@ -47,60 +49,60 @@ builder.queryFields((t) => ({
   }),
   openBase: t.field({
     type: OpenBaseDetail, args: { baseId: t.arg.id({ required: true }) },
-    authScopes: (_r, a) => ({ app: { scope: 'base:read', baseId: String(a.baseId) } }),
-    resolve: (_r, a, ctx) => ctx.services.openApi.getBase(String(a.baseId)),
+    authScopes: (_r, a) => ({ app: { scope: 'base:read', baseId: a.baseId } }),
+    resolve: (_r, a, ctx) => ctx.services.openApi.getBase(a.baseId),
   }),
   openTables: t.field({
     type: [OpenTableRef], args: { baseId: t.arg.id({ required: true }) },
-    authScopes: (_r, a) => ({ app: { scope: 'table:read', baseId: String(a.baseId) } }),
-    resolve: (_r, a, ctx) => ctx.services.openApi.listTables(String(a.baseId)),
+    authScopes: (_r, a) => ({ app: { scope: 'table:read', baseId: a.baseId } }),
+    resolve: (_r, a, ctx) => ctx.services.openApi.listTables(a.baseId),
   }),
   openTable: t.field({
-    type: OpenTableDetail, args: where(t),
-    authScopes: (_r, a: any) => ({ app: { scope: 'table:read', baseId: String(a.baseId) } }),
-    resolve: (_r, a: any, ctx) => ctx.services.openApi.getTable(String(a.baseId), String(a.tableId)),
+    type: OpenTableDetail, args: where(t.arg),
+    authScopes: (_r, a) => ({ app: { scope: 'table:read', baseId: a.baseId } }),
+    resolve: (_r, a, ctx) => ctx.services.openApi.getTable(a.baseId, a.tableId),
   }),
   openFields: t.field({
-    type: [Field], args: where(t),
-    authScopes: (_r, a: any) => ({ app: { scope: 'field:read', baseId: String(a.baseId) } }),
-    resolve: (_r, a: any, ctx) => ctx.services.openApi.listFields(String(a.baseId), String(a.tableId)),
+    type: [Field], args: where(t.arg),
+    authScopes: (_r, a) => ({ app: { scope: 'field:read', baseId: a.baseId } }),
+    resolve: (_r, a, ctx) => ctx.services.openApi.listFields(a.baseId, a.tableId),
   }),
   openRecords: t.field({
     type: OpenRecordPage,
-    args: { ...where(t), ...paging(t), filter: t.arg({ type: 'JSON', required: false }), sort: t.arg({ type: 'JSON', required: false }) },
-    authScopes: (_r, a: any) => ({ app: { scope: 'record:read', baseId: String(a.baseId) } }),
-    resolve: (_r, a: any, ctx) => ctx.services.openApi.listRecords(String(a.baseId), String(a.tableId), a),
+    args: { ...where(t.arg), ...paging(t.arg), filter: t.arg({ type: 'JSON', required: false }), sort: t.arg({ type: 'JSON', required: false }) },
+    authScopes: (_r, a) => ({ app: { scope: 'record:read', baseId: a.baseId } }),
+    resolve: (_r, a, ctx) => ctx.services.openApi.listRecords(a.baseId, a.tableId, a),
   }),
   openSearchRecords: t.field({
     type: OpenRecordPage,
-    args: { ...where(t), ...paging(t), q: t.arg.string({ required: false }) },
-    authScopes: (_r, a: any) => ({ app: { scope: 'record:read', baseId: String(a.baseId) } }),
-    resolve: (_r, a: any, ctx) => ctx.services.openApi.searchRecords(String(a.baseId), String(a.tableId), a),
+    args: { ...where(t.arg), ...paging(t.arg), q: t.arg.string({ required: false }) },
+    authScopes: (_r, a) => ({ app: { scope: 'record:read', baseId: a.baseId } }),
+    resolve: (_r, a, ctx) => ctx.services.openApi.searchRecords(a.baseId, a.tableId, { q: a.q, page: a.page, perPage: a.perPage }),
   }),
   openRecord: t.field({
-    type: OpenRecord, args: { ...where(t), recordId: t.arg.id({ required: true }) },
-    authScopes: (_r, a: any) => ({ app: { scope: 'record:read', baseId: String(a.baseId) } }),
-    resolve: (_r, a: any, ctx) => ctx.services.openApi.getRecord(String(a.baseId), String(a.tableId), String(a.recordId)),
+    type: OpenRecord, args: { ...where(t.arg), recordId: t.arg.id({ required: true }) },
+    authScopes: (_r, a) => ({ app: { scope: 'record:read', baseId: a.baseId } }),
+    resolve: (_r, a, ctx) => ctx.services.openApi.getRecord(a.baseId, a.tableId, a.recordId),
   }),
 }));
 
 builder.mutationFields((t) => ({
   openCreateRecord: t.field({
-    type: OpenRecord, args: { ...where(t), values: t.arg({ type: 'JSON', required: true }) },
+    type: OpenRecord, args: { ...where(t.arg), values: t.arg({ type: 'JSON', required: true }) },
     extensions: { recordWrite: true },
-    authScopes: (_r, a: any) => ({ app: { scope: 'record:write', baseId: String(a.baseId) } }),
-    resolve: (_r, a: any, ctx) => ctx.services.openApi.createRecord(ctx.actor as AppActor, String(a.baseId), String(a.tableId), a.values, ctx.requestId),
+    authScopes: (_r, a) => ({ app: { scope: 'record:write', baseId: a.baseId } }),
+    resolve: (_r, a, ctx) => ctx.services.openApi.createRecord(ctx.actor as AppActor, a.baseId, a.tableId, a.values, ctx.requestId),
   }),
   openUpdateRecord: t.field({
-    type: OpenRecord, args: { ...where(t), recordId: t.arg.id({ required: true }), values: t.arg({ type: 'JSON', required: true }) },
+    type: OpenRecord, args: { ...where(t.arg), recordId: t.arg.id({ required: true }), values: t.arg({ type: 'JSON', required: true }) },
     extensions: { recordWrite: true },
-    authScopes: (_r, a: any) => ({ app: { scope: 'record:write', baseId: String(a.baseId) } }),
-    resolve: (_r, a: any, ctx) => ctx.services.openApi.updateRecord(ctx.actor as AppActor, String(a.baseId), String(a.tableId), String(a.recordId), a.values, ctx.requestId),
+    authScopes: (_r, a) => ({ app: { scope: 'record:write', baseId: a.baseId } }),
+    resolve: (_r, a, ctx) => ctx.services.openApi.updateRecord(ctx.actor as AppActor, a.baseId, a.tableId, a.recordId, a.values, ctx.requestId),
   }),
   openDeleteRecord: t.field({
-    type: DeleteResult, args: { ...where(t), recordId: t.arg.id({ required: true }) },
+    type: DeleteResult, args: { ...where(t.arg), recordId: t.arg.id({ required: true }) },
     extensions: { recordWrite: true },
-    authScopes: (_r, a: any) => ({ app: { scope: 'record:write', baseId: String(a.baseId) } }),
-    resolve: (_r, a: any, ctx) => ctx.services.openApi.deleteRecord(ctx.actor as AppActor, String(a.baseId), String(a.tableId), String(a.recordId), ctx.requestId),
+    authScopes: (_r, a) => ({ app: { scope: 'record:write', baseId: a.baseId } }),
+    resolve: (_r, a, ctx) => ctx.services.openApi.deleteRecord(ctx.actor as AppActor, a.baseId, a.tableId, a.recordId, ctx.requestId),
   }),
 }));

@@ -15,6 +15,15 @@ export const Record = builder.objectRef<ApiRecord>('Record').implement({
 });
 const RecordPage = pageOf<ApiRecord>('Record', Record);
 
+/** What a batch does with its items. */
+export const BatchAction = builder.enumType('BatchAction', {
+  values: {
+    create: { description: 'Items hold `fields`' },
+    update: { description: 'Items hold `id` and `fields`' },
+    delete: { description: 'Items hold `id`' },
+  },
+});
+
 const BatchResult = builder.objectRef<{ items?: ApiRecord[]; deleted?: string[] }>('BatchResult').implement({
   fields: (t) => ({
     items: t.field({ type: [Record], nullable: true, description: 'The written records (create and update)', resolve: (b) => b.items ?? null }),
@@ -31,21 +40,21 @@ builder.queryFields((t) => ({
       filter: t.arg({ type: 'JSON', required: false, description: 'Filter object (or its JSON text), contract section 4' }),
       sort: t.arg({ type: 'JSON', required: false, description: 'Sort keys (or their JSON text), contract section 4' }),
     },
-    authScopes: (_r, a) => ({ baseRole: { tableId: String(a.tableId), role: 'viewer' } }),
-    resolve: (_r, a, ctx) => ctx.services.records.listRecords(String(a.tableId), a),
+    authScopes: (_r, a) => ({ baseRole: { tableId: a.tableId, role: 'viewer' } }),
+    resolve: (_r, a, ctx) => ctx.services.records.listRecords(a.tableId, a),
   }),
   searchRecords: t.field({
     type: RecordPage,
     description: 'Records holding every word of q in a text-like value (case-insensitive), in creation order',
     args: { tableId: t.arg.id({ required: true }), q: t.arg.string({ required: true }), ...pageArgs(t.arg) },
-    authScopes: (_r, a) => ({ baseRole: { tableId: String(a.tableId), role: 'viewer' } }),
-    resolve: (_r, a, ctx) => ctx.services.records.searchRecords(String(a.tableId), { q: a.q, page: a.page, pageSize: a.pageSize }),
+    authScopes: (_r, a) => ({ baseRole: { tableId: a.tableId, role: 'viewer' } }),
+    resolve: (_r, a, ctx) => ctx.services.records.searchRecords(a.tableId, { q: a.q, page: a.page, pageSize: a.pageSize }),
   }),
   record: t.field({
     type: Record,
     args: { tableId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
-    authScopes: (_r, a) => ({ baseRole: { tableId: String(a.tableId), role: 'viewer' } }),
-    resolve: (_r, a, ctx) => ctx.services.records.getRecord(String(a.tableId), String(a.id)),
+    authScopes: (_r, a) => ({ baseRole: { tableId: a.tableId, role: 'viewer' } }),
+    resolve: (_r, a, ctx) => ctx.services.records.getRecord(a.tableId, a.id),
   }),
 }));
 
@@ -53,26 +62,26 @@ builder.mutationFields((t) => ({
   createRecord: t.field({
     type: Record,
     args: { tableId: t.arg.id({ required: true }), fields: t.arg({ type: 'JSON', required: true }) },
-    authScopes: (_r, a) => ({ baseRole: { tableId: String(a.tableId), role: 'editor' } }),
-    resolve: (_r, a, ctx) => ctx.services.records.createRecord(ctx.actor, String(a.tableId), a.fields),
+    authScopes: (_r, a) => ({ baseRole: { tableId: a.tableId, role: 'editor' } }),
+    resolve: (_r, a, ctx) => ctx.services.records.createRecord(ctx.actor, a.tableId, a.fields),
   }),
   updateRecord: t.field({
     type: Record,
     args: { tableId: t.arg.id({ required: true }), id: t.arg.id({ required: true }), fields: t.arg({ type: 'JSON', required: true }) },
-    authScopes: (_r, a) => ({ baseRole: { tableId: String(a.tableId), role: 'editor' } }),
-    resolve: (_r, a, ctx) => ctx.services.records.updateRecord(ctx.actor, String(a.tableId), String(a.id), a.fields),
+    authScopes: (_r, a) => ({ baseRole: { tableId: a.tableId, role: 'editor' } }),
+    resolve: (_r, a, ctx) => ctx.services.records.updateRecord(ctx.actor, a.tableId, a.id, a.fields),
   }),
   deleteRecord: t.field({
     type: DeleteResult,
     args: { tableId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
-    authScopes: (_r, a) => ({ baseRole: { tableId: String(a.tableId), role: 'editor' } }),
-    resolve: (_r, a, ctx) => ctx.services.records.deleteRecord(String(a.tableId), String(a.id)),
+    authScopes: (_r, a) => ({ baseRole: { tableId: a.tableId, role: 'editor' } }),
+    resolve: (_r, a, ctx) => ctx.services.records.deleteRecord(a.tableId, a.id),
   }),
   batchRecords: t.field({
     type: BatchResult,
     description: 'create: items hold `fields`; update: items hold `id` and `fields`; delete: items hold `id`. All or nothing, 1 to 1000 items.',
-    args: { tableId: t.arg.id({ required: true }), action: t.arg.string({ required: true }), records: t.arg({ type: 'JSON', required: true }) },
-    authScopes: (_r, a) => ({ baseRole: { tableId: String(a.tableId), role: 'editor' } }),
-    resolve: (_r, a, ctx) => ctx.services.records.batchRecords(ctx.actor, String(a.tableId), a.action, a.records),
+    args: { tableId: t.arg.id({ required: true }), action: t.arg({ type: BatchAction, required: true }), records: t.arg({ type: 'JSON', required: true }) },
+    authScopes: (_r, a) => ({ baseRole: { tableId: a.tableId, role: 'editor' } }),
+    resolve: (_r, a, ctx) => ctx.services.records.batchRecords(ctx.actor, a.tableId, a.action, a.records),
   }),
 }));

@@ -2,6 +2,7 @@
 import type { Table as TableShape } from '../../src/domain/tables.js';
 import { builder } from '../builder.js';
 import { DeleteResult, pageArgs, pageOf } from './common.js';
+import { FieldInput } from './field.js';
 
 export const Table = builder.objectRef<TableShape>('Table').implement({
   fields: (t) => ({
@@ -20,14 +21,14 @@ builder.queryFields((t) => ({
     type: TablePage,
     description: 'The tables of one base, or of every base the caller can read when baseId is absent',
     args: { baseId: t.arg.id({ required: false }), ...pageArgs(t.arg) },
-    authScopes: (_r, a) => (a.baseId ? { baseRole: { baseId: String(a.baseId), role: 'viewer' } } : { loggedIn: true }),
-    resolve: (_r, a, ctx) => ctx.services.tables.listTables(ctx.actor!, a.baseId ? String(a.baseId) : null, a.page, a.pageSize),
+    authScopes: (_r, a) => (a.baseId ? { baseRole: { baseId: a.baseId, role: 'viewer' } } : { loggedIn: true }),
+    resolve: (_r, a, ctx) => ctx.services.tables.listTables(ctx.actor!, a.baseId || null, a.page, a.pageSize),
   }),
   table: t.field({
     type: Table,
     args: { id: t.arg.id({ required: true }) },
-    authScopes: (_r, a) => ({ baseRole: { tableId: String(a.id), role: 'viewer' } }),
-    resolve: (_r, a, ctx) => ctx.services.tables.getTable(String(a.id)),
+    authScopes: (_r, a) => ({ baseRole: { tableId: a.id, role: 'viewer' } }),
+    resolve: (_r, a, ctx) => ctx.services.tables.getTable(a.id),
   }),
 }));
 
@@ -39,23 +40,23 @@ builder.mutationFields((t) => ({
       baseId: t.arg.id({ required: false }),
       name: t.arg.string({ required: true }),
       description: t.arg.string({ required: false }),
-      fields: t.arg({ type: ['JSON'], required: false }),
+      fields: t.arg({ type: [FieldInput], required: false, description: 'Fields to create with the table, in order (name and type each)' }),
     },
     authScopes: (_r, a, ctx) =>
-      ctx.actor ? { baseRole: { baseId: ctx.services.tables.targetBase(ctx.actor, a.baseId ? String(a.baseId) : null), role: 'admin' } } : { loggedIn: true },
+      ctx.actor ? { baseRole: { baseId: ctx.services.tables.targetBase(ctx.actor, a.baseId || null), role: 'admin' } } : { loggedIn: true },
     resolve: (_r, a, ctx) =>
-      ctx.services.tables.createTable(ctx.services.tables.targetBase(ctx.actor!, a.baseId ? String(a.baseId) : null), a),
+      ctx.services.tables.createTable(ctx.services.tables.targetBase(ctx.actor!, a.baseId || null), a),
   }),
   updateTable: t.field({
     type: Table,
     args: { id: t.arg.id({ required: true }), name: t.arg.string({ required: false }), description: t.arg.string({ required: false }) },
-    authScopes: (_r, a) => ({ baseRole: { tableId: String(a.id), role: 'admin' } }),
-    resolve: (_r, a, ctx) => ctx.services.tables.updateTable(String(a.id), a),
+    authScopes: (_r, a) => ({ baseRole: { tableId: a.id, role: 'admin' } }),
+    resolve: (_r, a, ctx) => ctx.services.tables.updateTable(a.id, a),
   }),
   deleteTable: t.field({
     type: DeleteResult,
     args: { id: t.arg.id({ required: true }) },
-    authScopes: (_r, a) => ({ baseRole: { tableId: String(a.id), role: 'admin' } }),
-    resolve: (_r, a, ctx) => ctx.services.tables.deleteTable(String(a.id)),
+    authScopes: (_r, a) => ({ baseRole: { tableId: a.id, role: 'admin' } }),
+    resolve: (_r, a, ctx) => ctx.services.tables.deleteTable(a.id),
   }),
 }));

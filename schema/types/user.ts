@@ -63,7 +63,7 @@ builder.queryFields((t) => ({
     type: User,
     authScopes: { systemAdmin: true },
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => ctx.services.users.getUser(String(a.id)),
+    resolve: (_r, a, ctx) => ctx.services.users.getUser(a.id),
   }),
 }));
 
@@ -88,12 +88,12 @@ builder.mutationFields((t) => ({
     type: User,
     authScopes: { systemAdmin: true },
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateUserInput, required: true }) },
-    resolve: (_r, a, ctx) => ctx.services.users.updateUser(String(a.id), a.input),
+    resolve: (_r, a, ctx) => ctx.services.users.updateUser(a.id, a.input),
   }),
   deleteUser: t.field({
     type: DeleteResult,
     authScopes: { systemAdmin: true },
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => ctx.services.users.deleteUser(String(a.id)),
+    resolve: (_r, a, ctx) => ctx.services.users.deleteUser(a.id),
   }),
 }));

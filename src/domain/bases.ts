@@ -8,6 +8,7 @@ import { ROLES, type Access, type Role } from './access.js';
 import type { Actor, Deps } from './deps.js';
 import { pageArgs, type Page } from './pagination.js';
 import type { FieldDef } from '../fields/field-type.js';
+import { checkDescription, checkName } from '../checks.js';
 
 export interface Base {
   id: string;
@@ -27,15 +28,6 @@ export interface Member {
   createdAt: string;
 }
 
-function checkBaseName(name: unknown): string {
-  if (typeof name !== 'string' || name.trim() === '' || name.length > 255) throw badRequest('name must be 1 to 255 characters', [{ field: 'name', message: 'must be 1 to 255 characters' }]);
-  return name.trim();
-}
-function checkDescription(d: unknown): string {
-  if (d === undefined || d === null) return '';
-  if (typeof d !== 'string' || d.length > 10_000) throw badRequest('description must be a string of at most 10,000 characters', [{ field: 'description', message: 'must be a string of at most 10,000 characters' }]);
-  return d;
-}
 
 export function createBaseService({ sqlite, orm, store }: Deps, access: Access) {
   const toBase = (row: typeof bases.$inferSelect, role: Role): Base => ({ ...row, role });
@@ -99,7 +91,7 @@ export function createBaseService({ sqlite, orm, store }: Deps, access: Access) 
     },
 
     async createBase(actor: Actor, input: { name: unknown; description?: unknown }): Promise<Base> {
-      const name = checkBaseName(input.name);
+      const name = checkName(input.name);
       const description = checkDescription(input.description);
       return writeTransaction(sqlite, () => {
         const now = nowIso();
@@ -112,7 +104,7 @@ export function createBaseService({ sqlite, orm, store }: Deps, access: Access) 
 
     async updateBase(actor: Actor, id: string, input: { name?: unknown; description?: unknown }): Promise<Base> {
       const changes: Partial<typeof bases.$inferInsert> = {};
-      if (input.name !== undefined) changes.name = checkBaseName(input.name);
+      if (input.name !== undefined) changes.name = checkName(input.name);
       if (input.description !== undefined) changes.description = checkDescription(input.description);
       return writeTransaction(sqlite, () => {
         load(actor, id);

@@ -10,6 +10,7 @@ import type { Actor, Deps } from './deps.js';
 import type { FieldInput, FieldService } from './fields.js';
 import { pageArgs, type Page } from './pagination.js';
 import { AppError } from '../errors.js';
+import { checkDescription, checkName } from '../checks.js';
 
 export interface Table {
   id: string;
@@ -20,15 +21,6 @@ export interface Table {
   updatedAt: string;
 }
 
-function checkName(name: unknown): string {
-  if (typeof name !== 'string' || name.trim() === '' || name.length > 255) throw badRequest('name must be 1 to 255 characters', [{ field: 'name', message: 'must be 1 to 255 characters' }]);
-  return name.trim();
-}
-function checkDescription(d: unknown): string {
-  if (d === undefined || d === null) return '';
-  if (typeof d !== 'string' || d.length > 10_000) throw badRequest('description must be a string of at most 10,000 characters', [{ field: 'description', message: 'must be a string of at most 10,000 characters' }]);
-  return d;
-}
 
 export function createTableService(deps: Deps, access: Access, bases: BaseService, fieldService: FieldService) {
   const { sqlite, orm, store } = deps;

@@ -9,6 +9,7 @@ import type { BaseService } from './bases.js';
 import type { Deps } from './deps.js';
 import { pageArgs, type Page } from './pagination.js';
 import { randomBytes } from 'node:crypto';
+import { checkName } from '../checks.js';
 
 export interface User {
   id: string;
@@ -27,10 +28,6 @@ export const hashPassword = (password: string) => hash(password, { algorithm: 2 
 function checkEmail(email: unknown): string {
   if (typeof email !== 'string' || !EMAIL.test(email.trim()) || email.length > 254) throw badRequest('email must be an email address', [{ field: 'email', message: 'must be an email address' }]);
   return email.trim().toLowerCase();
-}
-function checkName(name: unknown): string {
-  if (typeof name !== 'string' || name.trim() === '' || name.length > 100) throw badRequest('name must be 1 to 100 characters', [{ field: 'name', message: 'must be 1 to 100 characters' }]);
-  return name.trim();
 }
 function checkPassword(password: unknown): string {
   if (typeof password !== 'string' || password.length < 8 || password.length > 256) throw badRequest('password must be 8 to 256 characters', [{ field: 'password', message: 'must be 8 to 256 characters' }]);
@@ -61,7 +58,7 @@ export function createUserService({ sqlite, orm }: Deps, baseService: Pick<BaseS
 
     async createUser(input: { email: unknown; name: unknown; password: unknown; isAdmin?: unknown }): Promise<User> {
       const email = checkEmail(input.email);
-      const name = checkName(input.name);
+      const name = checkName(input.name, 100);
       const password = checkPassword(input.password);
       if (input.isAdmin !== undefined && input.isAdmin !== null && typeof input.isAdmin !== 'boolean') throw badRequest('is_admin must be a boolean', [{ field: 'is_admin', message: 'must be a boolean' }]);
       const passwordHash = await hashPassword(password);
@@ -93,7 +90,7 @@ export function createUserService({ sqlite, orm }: Deps, baseService: Pick<BaseS
     async updateUser(id: string, input: { email?: unknown; name?: unknown; password?: unknown; isAdmin?: unknown }): Promise<User> {
       const changes: Partial<typeof users.$inferInsert> = {};
       if (input.email !== undefined) changes.email = checkEmail(input.email);
-      if (input.name !== undefined) changes.name = checkName(input.name);
+      if (input.name !== undefined) changes.name = checkName(input.name, 100);
       if (input.password !== undefined) changes.passwordHash = await hashPassword(checkPassword(input.password));
       if (input.isAdmin !== undefined) {
         if (typeof input.isAdmin !== 'boolean') throw badRequest('is_admin must be a boolean', [{ field: 'is_admin', message: 'must be a boolean' }]);

@@ -11,6 +11,7 @@ import type { FieldService } from './fields.js';
 import type { RecordService } from './records.js';
 import { resolveTemplates, type TemplateScope } from './templates.js';
 import type { RunStep, Workflow, WorkflowNode, WorkflowService } from './workflows.js';
+import { failInterruptedRuns } from './interrupted-runs.js';
 
 interface ClaimedRun {
   id: string;
@@ -177,7 +178,7 @@ export function createWorkflowRunner(opts: {
   return {
     /** Marks runs interrupted by a crash as failed, then starts on the queue. */
     start() {
-      sqlite.prepare(`UPDATE workflow_runs SET status = 'failed', finished_at = ?, error = 'interrupted: the server stopped during the run' WHERE status = 'running'`).run(nowIso());
+      failInterruptedRuns(sqlite, 'workflow_runs');
       workflows.setWake(pump);
       pump();
     },

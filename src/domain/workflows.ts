@@ -13,6 +13,7 @@ import { pageArgs, type Page } from './pagination.js';
 import { fieldResolver, parseFilter } from './record-query.js';
 import type { RecordChange, RecordService } from './records.js';
 import { templateExpressions } from './templates.js';
+import { isObject } from '../checks.js';
 
 export const TRIGGER_TYPES = ['record_created', 'record_updated', 'manual'] as const;
 export const NODE_TYPES = ['condition', 'update_record', 'create_record', 'http_request', 'run_script'] as const;
@@ -59,7 +60,6 @@ export interface WorkflowInput {
   nodes?: unknown;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function toRunEntry(row: typeof workflowRuns.$inferSelect): RunEntry {
   return {

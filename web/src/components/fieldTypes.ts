@@ -1,5 +1,5 @@
 // Field types as the web app knows them (contract section 4): labels, icons, read-only types, filter operators per type, value formatting.
-import { formatDateTime } from './ui';
+import { formatDateTime } from '../ui/format';
 
 export type FieldTypeName =
   | 'text' | 'long_text' | 'number' | 'date' | 'single_select' | 'multi_select' | 'checkbox' | 'user' | 'link'

@@ -2,3 +2,7 @@
 import { ref } from 'vue';
 
 export const overlayOwner = ref<number | null>(null);
+
+let instances = 0;
+/** A new id for a PluginEntries component. */
+export const nextInstance = () => ++instances;

@@ -2,7 +2,7 @@
 import { h, type FunctionalComponent } from 'vue';
 import { formatDate, formatNumber, type FieldDef, type MemberInfo } from '../fieldTypes';
 import { linkLabels } from '../linkLabels';
-import { chipClass, colorFor, formatDateTime, initials } from '../ui';
+import { chipClass, colorFor, formatDateTime, initials } from '../../ui/format';
 
 export type CellDisplay =
   | { k: 'empty' }

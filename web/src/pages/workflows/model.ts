@@ -1,6 +1,6 @@
 // The workflow editor's model: server shapes, an editable draft per trigger and node, and the conversions between them.
-import type { FieldRef } from '../../admin-ui/data';
-import { parseJsonText } from '../../admin-ui/format';
+import type { FieldRef } from '../../data';
+import { parseJsonText } from '../../ui/format';
 
 export type TriggerType = 'record_created' | 'record_updated' | 'manual';
 export type NodeType = 'condition' | 'update_record' | 'create_record' | 'http_request' | 'run_script';
@@ -16,7 +16,7 @@ export interface Workflow {
   createdAt: string;
   updatedAt: string;
 }
-export const WORKFLOW_FIELDS = 'id name tableId enabled trigger nodes { id type config } createdAt updatedAt';
+export const WORKFLOW_FIELDS = 'id name tableId enabled trigger { type config } nodes { id type config } createdAt updatedAt';
 
 export interface RunStep { node_id: string; type: string; status: string; started_at: string | null; finished_at: string | null; output: unknown; error: string | null }
 export interface WorkflowRun {

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The v1 document covers the v1 part of the route table; the open family has its own document.
 import { v1Routes as routes } from '../rest-adapters/routes/index.js';
 import { ADMIN, makeApp, type TestClient, type TestResponse } from './helpers.js';
+import { send } from './http.js';
 
 // ajv-formats is CommonJS with a `default` property; take the plugin whichever way the loader hands it over.
 type FormatsPlugin = (ajv: Ajv2020) => Ajv2020;
@@ -150,15 +151,7 @@ async function sendUpload(method: Method, url: string, opts: CallOpts): Promise<
     form.append('file', new Blob([new Uint8Array(opts.upload!)], { type: 'application/zip' }), 'plugin.stplugin.zip');
     body = form;
   }
-  const res = await c.app.fetch(new Request(`http://test.local${url}`, { method, headers: { ...headers, ...opts.headers }, body }));
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    /* not JSON */
-  }
-  return { status: res.status, body: parsed, headers: res.headers };
+  return send((r) => c.app.fetch(r), method, `http://test.local${url}`, { raw: body, headers: { ...headers, ...opts.headers } });
 }
 
 /** The exact v1 error envelope, with the request id taken from the header. */

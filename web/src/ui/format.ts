@@ -1,4 +1,4 @@
-// Small helpers shared by the administration and workflow pages: dates, durations, JSON text, error messages, copying.
+// Formatting helpers of the UI kit: dates, durations, counts, JSON text, error messages, copying, and the colours and initials of avatars and chips.
 import { ApiError } from '../api';
 
 /** A timestamp as a short local date and time ("—" when absent). */
@@ -57,7 +57,7 @@ export function parseJsonText(text: string, opts: { allowEmpty?: boolean; expect
   return { ok: true, value };
 }
 
-/** The message to show for a failed call. */
+/** The readable message of an error thrown by gql()/rest() (or anything else), to show for a failed call. */
 export function errorText(e: unknown): string {
   if (e instanceof ApiError) return e.message;
   if (e instanceof Error) return e.message;
@@ -122,4 +122,37 @@ export function compareVersions(a: string, b: string): number {
   if (!x.pre) return 1;
   if (!y.pre) return -1;
   return x.pre < y.pre ? -1 : 1;
+}
+
+/** A timestamp as a short local date and time without seconds ("" when absent): table cells, record times. */
+export function formatDateTime(iso: string | null | undefined): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+}
+
+export function formatCount(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+const PALETTE = ['#4f46e5', '#0891b2', '#059669', '#d97706', '#db2777', '#7c3aed', '#2563eb', '#dc2626', '#0d9488', '#65a30d'];
+function hash(s: string) {
+  let h = 0;
+  for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) | 0;
+  return Math.abs(h);
+}
+/** A stable colour for an id (avatars, base icons). */
+export function colorFor(id: string): string {
+  return PALETTE[hash(id) % PALETTE.length];
+}
+/** A stable chip colour class (c0..c9) for a choice, by its position among the options. */
+export function chipClass(value: string, options: string[] | null | undefined): string {
+  const i = options?.indexOf(value) ?? -1;
+  return `c${(i >= 0 ? i : hash(value)) % 10}`;
+}
+export function initials(name: string): string {
+  const parts = name.trim().split(/\s+/).filter(Boolean);
+  if (!parts.length) return '?';
+  return (parts[0][0] + (parts.length > 1 ? parts[parts.length - 1][0] : '')).toUpperCase();
 }

@@ -1,5 +1,5 @@
 // Types and GraphQL loaders shared by the administration and workflow pages (bases, tables, fields, records, plugins).
-import { gql } from '../api';
+import { gql } from './api';
 
 export interface BaseRef { id: string; name: string; role?: string }
 export interface TableRef { id: string; name: string; baseId: string }
