@@ -37,6 +37,8 @@ export interface Route {
    * multipart `file` part or a raw body into `body.file` (a Buffer), up to 50 MiB.
    */
   bodyFormat?: 'json' | 'form' | 'upload';
+  /** Who must be calling before the body is read at all, so nobody else can make the server read a large body (the upload). */
+  requireBeforeBody?: 'systemAdmin';
   /** Open API list: `result` returns `{data, pagination}`. */
   paginated?: boolean;
   /** The GraphQL operation this route runs in process. */

@@ -119,8 +119,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
         ? Promise.resolve({ actor: null, services, requestId: requestState.requestId, clientAddress: requestState.clientAddress, requestState })
         : contextFor(request, requestState),
     beforeBody: (route, document, ctx) => {
-      // Only a system administrator may make the server read a 50 MiB upload.
-      if (route.bodyFormat === 'upload' && !(ctx.actor?.kind === 'user' && ctx.actor.isAdmin)) {
+      if (route.requireBeforeBody === 'systemAdmin' && !(ctx.actor?.kind === 'user' && ctx.actor.isAdmin)) {
         throw ctx.actor ? forbidden() : unauthorized();
       }
       // The Open API's answers carry RateLimit-* (contract 6); the same charge applies at /graphql (useApplicationLimits).

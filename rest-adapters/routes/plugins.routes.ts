@@ -27,7 +27,7 @@ const restRunLog = (r: Record<string, any>) => ({
 
 export const pluginRoutes: Route[] = [
   {
-    method: 'POST', path: '/api/plugins/upload', family: 'v1', tag: 'plugins', status: 201, bodyFormat: 'upload',
+    method: 'POST', path: '/api/plugins/upload', family: 'v1', tag: 'plugins', status: 201, bodyFormat: 'upload', requireBeforeBody: 'systemAdmin',
     summary: 'Upload a .stplugin.zip (multipart "file" part or an application/zip body, at most 50 MiB): a new plugin (disabled) or a higher version',
     document: `mutation UploadPlugin($package: JSON) { uploadPlugin(package: $package) { ${PLUGIN} } }`,
     variables: ({ body: b }) => ({ package: b.file }),

@@ -23,7 +23,14 @@ describe('a production install', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ts-prod-data-'));
   let server: ReturnType<typeof spawn> | undefined;
   afterAll(() => {
-    server?.kill('SIGKILL');
+    // npm start runs node as its child: end the whole process group, not npm alone.
+    if (server?.pid) {
+      try {
+        process.kill(-server.pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
     removeDir(dir);
     removeDir(dataDir);
   });
@@ -44,6 +51,7 @@ describe('a production install', () => {
     server = spawn('npm', ['start', '--silent'], {
       cwd: dir, env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, ADMIN_EMAIL: 'prod@test.local', ADMIN_PASSWORD: 'prod-password-1' },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
     let stdout = '';
     server.stdout!.setEncoding('utf8').on('data', (s: string) => (stdout += s));
