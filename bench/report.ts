@@ -1,4 +1,5 @@
 // Result rows of the bench, the printed table (figure | baseline | ratio | target | pass/fail) and number formatting.
+import type { Stats } from './http-load.js';
 
 export interface Row {
   id: string;
@@ -39,4 +40,22 @@ export function table(rows: Row[]): string {
   const line = (cells: string[]) => '| ' + cells.map((c, i) => (i >= 2 && i <= 4 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join(' | ') + ' |';
   const sep = '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|';
   return [line(head), sep, ...body.map(line)].join('\n');
+}
+
+/** The latency percentiles and CPU use behind each throughput or latency row, a line per row. */
+export function detailLines(rows: Row[]): string[] {
+  const lines: string[] = [];
+  for (const r of rows) {
+    const d = r.details as Record<string, Stats | undefined> | undefined;
+    const svcStats = d?.service ?? d?.rest;
+    if (svcStats && 'p50' in svcStats && r.unit !== 'ms p50') {
+      const other = d?.baseline ?? d?.graphql;
+      const cpu = (x: Stats) => (typeof x.serverCores === 'number' ? `, server ${x.serverCores.toFixed(2)} / client ${x.clientCores?.toFixed(2)} cores` : '');
+      lines.push(`  ${r.id}: service p50/p90/p95/p99 ${fmt(svcStats.p50)}/${fmt(svcStats.p90)}/${fmt(svcStats.p95)}/${fmt(svcStats.p99)} ms over ${svcStats.requests} requests${cpu(svcStats)}` +
+        (other ? `; ${r.baselineLabel ?? 'baseline'} ${fmt(other.p50)}/${fmt(other.p90)}/${fmt(other.p95)}/${fmt(other.p99)} ms over ${other.requests}${cpu(other)}` : ''));
+    } else if (svcStats && r.unit === 'ms p50') {
+      lines.push(`  ${r.id}: service p90 ${fmt(svcStats.p90)} ms over ${svcStats.requests} requests; baseline p90 ${fmt(d?.baseline?.p90)} ms; total ${String((r.details as any).total)}`);
+    }
+  }
+  return lines;
 }

@@ -23,15 +23,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
 import { codeValue, DISTINCT, regionValue } from './data.js';
 import { alternate, BATCH, createTableIn, log, sameAnswer, seed, timed, warm, windows } from './harness.js';
 import { makeTarget, processCpuSeconds, sendJson, type Req, type Stats } from './http-load.js';
 import { createBenchApp, issueToken, keywordSearch, openList, tokenEndpoint, type BenchApp, type OpenCtx } from './open-api.js';
 import { installExitHandlers, killAll, start, stop, waitHealthy, waitIdle, type Child } from './procs.js';
 import { printProfile, readProfile, summarizeProfile } from './profile.js';
-import { fmt, table, type Row } from './report.js';
-import { listSql, type FieldMeta } from './sql.js';
+import { detailLines, fmt, table, type Row } from './report.js';
+import { fieldMeta, queryPlans } from './sql.js';
 import { startTime } from './start-time.js';
 import { tokenVerification } from './token-verify.js';
 import { workflowThroughput, workflowWriteLatency } from './workflows.js';
@@ -91,28 +90,6 @@ async function idleUse(c: Child, ms = 1500): Promise<number> {
   await new Promise((r) => setTimeout(r, ms));
   const cpu1 = pid ? processCpuSeconds(pid) : null;
   return cpu0 === null || cpu1 === null ? 0 : Math.max(0, (cpu1 - cpu0) / ((performance.now() - from) / 1000));
-}
-
-function fieldMeta(dbFile: string, tableId: string): FieldMeta[] {
-  const db = new Database(dbFile, { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare('SELECT id, name, type FROM fields WHERE table_id = ? ORDER BY position').all(tableId) as FieldMeta[];
-  } finally {
-    db.close();
-  }
-}
-
-/** EXPLAIN QUERY PLAN of the statements a list request runs, to explain a latency figure. */
-function queryPlans(dbFile: string, tableId: string, fields: FieldMeta[], q: { filter?: unknown; sort?: unknown }) {
-  const db = new Database(dbFile, { readonly: true, fileMustExist: true });
-  try {
-    const s = listSql(tableId, fields, q);
-    const plan = (sql: string, params: unknown[]) =>
-      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail).join('; ');
-    return { page: plan(s.pageSql, [...s.params, PAGE_SIZE, 0]), count: plan(s.countSql, s.params), pageSql: s.pageSql, countSql: s.countSql };
-  } finally {
-    db.close();
-  }
 }
 
 async function main() {
@@ -246,7 +223,7 @@ async function main() {
         await warm(svc, next, opts.warm, 1);
         await warm(base, next, opts.warm, 1);
         const r = await alternate({ t: svc, next, label: `${id}. ${workload}` }, { t: base, next }, { concurrency: 1, seconds: opts.seconds, maxRequests: opts.maxRequests, minRequests: opts.minRequests });
-        const plan = queryPlans(dbFile, bigTable, fields, q);
+        const plan = queryPlans(dbFile, bigTable, fields, q, PAGE_SIZE);
         log(`   plan: page ${plan.page} | count ${plan.count}`);
         rows.push({
           id, workload: `${workload}, ${bigLabel}`, unit: 'ms p50',
@@ -360,18 +337,7 @@ async function main() {
 
   log('');
   log(table(rows));
-  for (const r of rows) {
-    const d = r.details as Record<string, Stats | undefined> | undefined;
-    const svcStats = d?.service ?? d?.rest;
-    if (svcStats && 'p50' in svcStats && r.unit !== 'ms p50') {
-      const other = d?.baseline ?? d?.graphql;
-      const cpu = (x: Stats) => (typeof x.serverCores === 'number' ? `, server ${x.serverCores.toFixed(2)} / client ${x.clientCores?.toFixed(2)} cores` : '');
-      log(`  ${r.id}: service p50/p90/p95/p99 ${fmt(svcStats.p50)}/${fmt(svcStats.p90)}/${fmt(svcStats.p95)}/${fmt(svcStats.p99)} ms over ${svcStats.requests} requests${cpu(svcStats)}` +
-        (other ? `; ${r.baselineLabel ?? 'baseline'} ${fmt(other.p50)}/${fmt(other.p90)}/${fmt(other.p95)}/${fmt(other.p99)} ms over ${other.requests}${cpu(other)}` : ''));
-    } else if (svcStats && r.unit === 'ms p50') {
-      log(`  ${r.id}: service p90 ${fmt(svcStats.p90)} ms over ${svcStats.requests} requests; baseline p90 ${fmt(d?.baseline?.p90)} ms; total ${String((r.details as any).total)}`);
-    }
-  }
+  for (const line of detailLines(rows)) log(line);
   for (const p of problems) log(`PROBLEM: ${p}`);
 
   const profile: Record<string, ReturnType<typeof summarizeProfile>> = {};

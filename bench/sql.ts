@@ -2,6 +2,8 @@
 // Deliberately not imported from src/: the baseline must stay "what a plain implementation would run",
 // and the service code is edited concurrently. If record-store.ts changes its SQL, update this copy.
 
+import Database from 'better-sqlite3';
+
 export interface FieldMeta {
   id: string;
   name: string;
@@ -169,4 +171,27 @@ export function likeSearchSql(tableId: string, fields: FieldMeta[], terms: strin
     countSql: `SELECT COUNT(*) FROM ${recordTable(tableId)} t WHERE ${where}`,
     params,
   };
+}
+
+/** The fields of a table as the bench's SQL needs them, read from the service's database file. */
+export function fieldMeta(dbFile: string, tableId: string): FieldMeta[] {
+  const db = new Database(dbFile, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare('SELECT id, name, type FROM fields WHERE table_id = ? ORDER BY position').all(tableId) as FieldMeta[];
+  } finally {
+    db.close();
+  }
+}
+
+/** EXPLAIN QUERY PLAN of the statements a list request runs, to explain a latency figure. */
+export function queryPlans(dbFile: string, tableId: string, fields: FieldMeta[], q: { filter?: unknown; sort?: unknown }, pageSize: number) {
+  const db = new Database(dbFile, { readonly: true, fileMustExist: true });
+  try {
+    const s = listSql(tableId, fields, q);
+    const plan = (sql: string, params: unknown[]) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail).join('; ');
+    return { page: plan(s.pageSql, [...s.params, pageSize, 0]), count: plan(s.countSql, s.params), pageSql: s.pageSql, countSql: s.countSql };
+  } finally {
+    db.close();
+  }
 }

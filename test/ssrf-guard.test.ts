@@ -16,6 +16,9 @@ beforeAll(async () => {
     if (req.url === '/to-outside-ip') return void res.writeHead(307, { location: 'http://93.184.216.34/' }).end();
     if (req.url === '/to-inside') return void res.writeHead(302, { location: `http://allowed.test:${port}/landed` }).end();
     if (req.url === '/loop') return void res.writeHead(302, { location: '/loop' }).end();
+    if (req.url === '/to-same-origin') return void res.writeHead(302, { location: '/echo-credentials' }).end();
+    if (req.url === '/to-other-origin') return void res.writeHead(307, { location: `http://other.test:${port}/echo-credentials` }).end();
+    if (req.url === '/echo-credentials') return void res.end(JSON.stringify({ authorization: req.headers.authorization ?? null, cookie: req.headers.cookie ?? null, other: req.headers['x-other'] ?? null }));
     if (req.url === '/slow') return void setTimeout(() => res.end('late'), 2000);
     if (req.url === '/big') return void res.end(Buffer.alloc(50_000));
     res.end(`ok ${req.method}`);
@@ -120,5 +123,18 @@ describe('host allow-list on every hop', () => {
     const { asked, guarded } = fakeDns();
     await expect(guarded({ url: `http://allowed.test:${port}/to-outside` })).rejects.toThrow(/ENOTFOUND/);
     expect(asked).toContain('not-allowed.example');
+  });
+});
+
+describe('credentials on redirects', () => {
+  const lookup: LookupAll = (_hostname, _options, callback) => callback(null, [{ address: '127.0.0.1', family: 4 }]);
+  const guard = () => createGuardedFetch({ allowPrivate: [`first.test:${port}`, `other.test:${port}`], timeoutMs: 1000, lookup });
+  const headers = { authorization: 'Bearer secret-token', cookie: 'session=1', 'x-other': 'kept' };
+
+  it('keeps them on a same-origin redirect and drops them on a redirect to another origin', async () => {
+    const same = await guard()({ url: `http://first.test:${port}/to-same-origin`, headers });
+    expect(JSON.parse(same.body.toString())).toEqual({ authorization: 'Bearer secret-token', cookie: 'session=1', other: 'kept' });
+    const other = await guard()({ url: `http://first.test:${port}/to-other-origin`, headers });
+    expect(JSON.parse(other.body.toString())).toEqual({ authorization: null, cookie: null, other: 'kept' });
   });
 });

@@ -91,7 +91,7 @@ export function parseSort(raw: unknown, fields: FieldDef[]): SortKey[] | undefin
     const field = resolve(key);
     if (!field) throw sortError(`unknown field ${JSON.stringify(key)}`);
     if (direction !== 'asc' && direction !== 'desc') throw sortError(`direction must be "asc" or "desc", not ${JSON.stringify(direction)}`);
-    if (field.type === 'link') throw sortError(`link field "${field.name}" cannot be sorted`);
+    if (!fieldType(field.type).sortTerms) throw sortError(`${field.type} field "${field.name}" cannot be sorted`);
     return { field, direction };
   });
 }

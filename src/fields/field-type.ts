@@ -1,4 +1,4 @@
-// The contract every field type module fulfils: config rules, value validation, storage and filter operators.
+// The contract every field type module fulfils: config rules, value validation, storage, and the SQL of its filters and sorts.
 
 export const FIELD_TYPE_NAMES = [
   'text', 'long_text', 'number', 'date', 'single_select', 'multi_select', 'checkbox', 'user', 'link',
@@ -13,11 +13,57 @@ export const OPERATORS = [
 export type Operator = (typeof OPERATORS)[number];
 
 /**
- * How a value sits in SQLite. `text`/`real`/`integer`/`json` are a column of the record table,
- * `link` is a junction table, `system` reads one of the record table's own columns.
+ * How a value is stored, in terms every SQL dialect maps: `text`/`real`/`integer`/`json` are a column of the record table
+ * (its SQL type is `SqlDialect.columnType`), `link` is a junction table, `system` reads one of the record table's own columns.
  */
 export type Storage = 'text' | 'real' | 'integer' | 'json' | 'link' | 'system';
+export type ColumnStorage = 'text' | 'real' | 'integer' | 'json';
 export type SystemColumn = '_seq' | '_created_at' | '_updated_at';
+
+/**
+ * The spellings that differ between SQL engines (SQLite now, PostgreSQL later); field types build their SQL only from
+ * these and from standard SQL (`IS NULL`, `=`, `IN`, `EXISTS`, `||`, `coalesce`). The SQLite one is `src/db/sqlite-dialect.ts`.
+ */
+export interface SqlDialect {
+  /** The SQL type of a record-table column. */
+  columnType(storage: ColumnStorage): string;
+  /** The placeholder of a statement's n-th parameter (1-based). */
+  placeholder(n: number): string;
+  /** Conditions that are always true / always false. */
+  readonly true: string;
+  readonly false: string;
+  /** A newline as an SQL text expression. */
+  readonly newline: string;
+  /** A JSON array with no element, as it is compared with a `json` column. */
+  readonly emptyJsonArray: string;
+  /** Case-insensitive match of `expr` against a bound LIKE pattern (already lower-cased, `\` escapes `%`, `_` and `\`). */
+  likeLower(expr: string, pattern: string): string;
+  /** A FROM source of the elements of a JSON array held in `expr`, one row per element, its text in a column `value`. */
+  jsonElements(expr: string): string;
+  /** The aggregate joining the text of `expr` over rows with newlines. */
+  joinLines(expr: string): string;
+}
+
+/** The parameters of one statement being built: binding a value returns its placeholder. */
+export interface SqlParams {
+  readonly dialect: SqlDialect;
+  bind(value: unknown): string;
+  /** Binds each value; returns their placeholders separated by commas. */
+  bindAll(values: readonly unknown[]): string;
+}
+
+/** One filter condition as the field type compiles it. */
+export interface FilterTerm {
+  op: Operator;
+  /** The operand in stored form; an array for in/not_in/has_*; absent for is_empty/is_not_empty. */
+  value?: unknown;
+  /** The value's SQL: the column expression, or for `link` storage the junction table (`src`, `dst`, `pos`). */
+  col: string;
+  /** The record's id expression, which a junction table's `src` refers to. */
+  recordId: string;
+}
+
+export type SortDirection = 'ASC' | 'DESC';
 
 export interface FieldDef {
   id: string;
@@ -48,6 +94,15 @@ export interface FieldType {
   searchable?: boolean;
   /** Filter operators this type supports (contract section 4). */
   operators: readonly Operator[];
+  /** The SQL condition of one filter term (an operator of `operators`); shared shapes are in `types/sql.ts`. */
+  filterSql(term: FilterTerm, params: SqlParams): string;
+  /**
+   * ORDER BY terms of the value `col` in direction `dir`, empty values last in both directions; null when the type cannot
+   * be sorted. An indexed field gets an index on exactly these terms, so keep them free of parameters.
+   */
+  sortTerms: ((col: string, dir: SortDirection) => string) | null;
+  /** For a searchable type whose column is not plain text: the text expression of `col` it adds to keyword search (NULL for none). */
+  searchText?(col: string, dialect: SqlDialect): string;
   /** Validates `options` and `config` for a new or changed field; returns them normalised. */
   normalizeSettings(options: unknown, config: Record<string, unknown>): { options: string[] | null; config: Record<string, unknown> };
   /** Validates a written non-null value and returns what is stored; `null` means empty. Throws ValueError. */

@@ -153,12 +153,20 @@ export function createGuardedFetch(opts: GuardOptions = {}) {
       const location = answer.headers.location;
       if (![301, 302, 303, 307, 308].includes(answer.status) || !location) return answer;
       if (hop >= maxRedirects) throw new BlockedError(`More than ${maxRedirects} redirects`);
-      url = checkUrl(new URL(location, url).toString());
+      const next = checkUrl(new URL(location, url).toString());
       // 303, and 301/302 after POST, continue as GET without a body, as browsers do.
       const keepsMethod = answer.status === 307 || answer.status === 308;
       current = keepsMethod ? current : { ...current, method: 'GET', body: undefined };
+      // Credentials meant for one origin never follow a redirect to another (as fetch and browsers do).
+      if (next.origin !== url.origin && current.headers) current = { ...current, headers: withoutCredentials(current.headers) };
+      url = next;
     }
   };
+}
+
+/** Headers without those that carry credentials: Authorization, Cookie and Proxy-Authorization. */
+function withoutCredentials(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([k]) => !/^(authorization|cookie|proxy-authorization)$/i.test(k)));
 }
 
 type net_LookupFunction = NonNullable<http.RequestOptions['lookup']>;

@@ -1,5 +1,6 @@
 // autonumber: the record's creation sequence number, never reused; read-only.
 import { describe, noSettings, ORDERED_OPERATORS, ValueError, type FieldType } from '../field-type.js';
+import { columnFilter, NEVER_EMPTY, plainSort } from './sql.js';
 
 export const autonumber: FieldType = {
   name: 'autonumber',
@@ -7,6 +8,8 @@ export const autonumber: FieldType = {
   systemColumn: '_seq',
   readOnly: true,
   operators: ORDERED_OPERATORS,
+  filterSql: columnFilter(NEVER_EMPTY),
+  sortTerms: plainSort,
   normalizeSettings: noSettings('autonumber'),
   toStored() {
     throw new ValueError('autonumber is read-only');

@@ -1,5 +1,6 @@
 // date: `YYYY-MM-DD`, or a date-time normalised to UTC `YYYY-MM-DDTHH:MM:SS.sssZ`.
 import { describe, noSettings, ORDERED_OPERATORS, ValueError, type FieldType } from '../field-type.js';
+import { columnFilter, emptiesLast, EMPTY_TEXT } from './sql.js';
 
 const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/i;
@@ -29,6 +30,8 @@ export const date: FieldType = {
   name: 'date',
   storage: 'text',
   operators: ORDERED_OPERATORS,
+  filterSql: columnFilter(EMPTY_TEXT),
+  sortTerms: emptiesLast,
   normalizeSettings: noSettings('date'),
   toStored: (value) => dateOperand(value),
   fromStored: (raw) => raw ?? null,

@@ -5,6 +5,21 @@ export const link: FieldType = {
   name: 'link',
   storage: 'link',
   operators: SET_OPERATORS,
+  // `col` is the junction table (src, dst, pos).
+  filterSql({ op, value, col, recordId }, p) {
+    const d = p.dialect;
+    const linked = `SELECT 1 FROM ${col} l WHERE l.src = ${recordId}`;
+    if (op === 'is_empty') return `NOT EXISTS (${linked})`;
+    if (op === 'is_not_empty') return `EXISTS (${linked})`;
+    // has_any, has_all, has_none
+    const values = [...new Set(value as string[])];
+    if (values.length === 0) return op === 'has_any' ? d.false : d.true;
+    const marks = p.bindAll(values);
+    if (op === 'has_any') return `EXISTS (${linked} AND l.dst IN (${marks}))`;
+    if (op === 'has_none') return `NOT EXISTS (${linked} AND l.dst IN (${marks}))`;
+    return `(SELECT COUNT(*) FROM ${col} l WHERE l.src = ${recordId} AND l.dst IN (${marks})) = ${values.length}`;
+  },
+  sortTerms: null,
   normalizeSettings(options, config) {
     if (options !== undefined && options !== null) throw new ValueError('options are only for select fields, not link');
     rejectUnknownKeys(config, ['table_id']);

@@ -1,12 +1,27 @@
 // multi_select: an array of distinct options, stored as JSON text.
 import { describe, rejectUnknownKeys, SET_OPERATORS, ValueError, type FieldType } from '../field-type.js';
 import { normalizeOptions } from './select-options.js';
+import { emptiesLast } from './sql.js';
 
 export const multiSelect: FieldType = {
   name: 'multi_select',
   searchable: true,
   storage: 'json',
   operators: SET_OPERATORS,
+  filterSql({ op, value, col }, p) {
+    const d = p.dialect;
+    if (op === 'is_empty') return `(${col} IS NULL OR ${col} = ${d.emptyJsonArray})`;
+    if (op === 'is_not_empty') return `(${col} IS NOT NULL AND ${col} <> ${d.emptyJsonArray})`;
+    // has_any, has_all, has_none
+    const values = [...new Set(value as unknown[])];
+    if (values.length === 0) return op === 'has_any' ? d.false : d.true;
+    const inner = () => `SELECT 1 FROM ${d.jsonElements(col)} WHERE value IN (${p.bindAll(values)})`;
+    if (op === 'has_any') return `EXISTS (${inner()})`;
+    if (op === 'has_none') return `NOT EXISTS (${inner()})`;
+    return `(SELECT COUNT(DISTINCT value) FROM ${d.jsonElements(col)} WHERE value IN (${p.bindAll(values)})) = ${values.length}`;
+  },
+  sortTerms: emptiesLast,
+  searchText: (col, d) => `(SELECT ${d.joinLines('value')} FROM ${d.jsonElements(col)})`,
   normalizeSettings(options, config) {
     rejectUnknownKeys(config, []);
     return { options: normalizeOptions(options ?? []), config: {} };

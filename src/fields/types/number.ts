@@ -1,10 +1,13 @@
 // number: a finite number, rounded to config.precision (0-8) decimals when set.
 import { convertVia, describe, rejectUnknownKeys, ValueError, type FieldType } from '../field-type.js';
+import { columnFilter, emptiesLast, EMPTY_IS_NULL } from './sql.js';
 
 export const number: FieldType = {
   name: 'number',
   storage: 'real',
   operators: ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'not_in', 'is_empty', 'is_not_empty'],
+  filterSql: columnFilter(EMPTY_IS_NULL),
+  sortTerms: emptiesLast,
   normalizeSettings(options, config) {
     if (options !== undefined && options !== null) throw new ValueError('options are only for select fields, not number');
     rejectUnknownKeys(config, ['precision']);

@@ -1,5 +1,6 @@
 // rating: an integer from 0 to config.max (1-10, default 5).
 import { describe, rejectUnknownKeys, ValueError, ORDERED_OPERATORS, type FieldType } from '../field-type.js';
+import { columnFilter, emptiesLast, EMPTY_IS_NULL } from './sql.js';
 
 const maxOf = (config: Record<string, unknown>) => (config.max as number | undefined) ?? 5;
 
@@ -7,6 +8,8 @@ export const rating: FieldType = {
   name: 'rating',
   storage: 'integer',
   operators: ORDERED_OPERATORS,
+  filterSql: columnFilter(EMPTY_IS_NULL),
+  sortTerms: emptiesLast,
   normalizeSettings(options, config) {
     if (options !== undefined && options !== null) throw new ValueError('options are only for select fields, not rating');
     rejectUnknownKeys(config, ['max']);

@@ -1,5 +1,6 @@
 // single_select: one of the field's options.
 import { describe, rejectUnknownKeys, ValueError, type FieldType } from '../field-type.js';
+import { columnFilter, emptiesLast, EMPTY_TEXT } from './sql.js';
 import { normalizeOptions } from './select-options.js';
 
 export const singleSelect: FieldType = {
@@ -7,6 +8,8 @@ export const singleSelect: FieldType = {
   searchable: true,
   storage: 'text',
   operators: ['eq', 'neq', 'in', 'not_in', 'is_empty', 'is_not_empty'],
+  filterSql: columnFilter(EMPTY_TEXT),
+  sortTerms: emptiesLast,
   normalizeSettings(options, config) {
     rejectUnknownKeys(config, []);
     return { options: normalizeOptions(options ?? []), config: {} };

@@ -1,5 +1,6 @@
 // Shared shape of the string types (text, long_text, email, url, phone): only the length cap and format check differ.
 import { convertVia, describe, noSettings, TEXT_OPERATORS, ValueError, type FieldType, type FieldTypeName } from '../field-type.js';
+import { columnFilter, emptiesLast, EMPTY_TEXT } from './sql.js';
 
 export function textLike(name: FieldTypeName, maxLength: number, check?: (s: string) => string | null): FieldType {
   const type: FieldType = {
@@ -7,6 +8,8 @@ export function textLike(name: FieldTypeName, maxLength: number, check?: (s: str
     searchable: true,
     storage: 'text',
     operators: TEXT_OPERATORS,
+    filterSql: columnFilter(EMPTY_TEXT),
+    sortTerms: emptiesLast,
     normalizeSettings: noSettings(name),
     toStored(value) {
       if (typeof value !== 'string') throw new ValueError(`expected a string, got ${describe(value)}`);

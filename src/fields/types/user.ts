@@ -1,10 +1,13 @@
 // user: the id of one member of the table's base.
 import { describe, noSettings, ValueError, type FieldType } from '../field-type.js';
+import { columnFilter, emptiesLast, EMPTY_TEXT } from './sql.js';
 
 export const user: FieldType = {
   name: 'user',
   storage: 'text',
   operators: ['eq', 'neq', 'in', 'not_in', 'has_any', 'has_all', 'has_none', 'is_empty', 'is_not_empty'],
+  filterSql: columnFilter(EMPTY_TEXT),
+  sortTerms: emptiesLast,
   normalizeSettings: noSettings('user'),
   toStored(value, _field, ctx) {
     if (typeof value !== 'string') throw new ValueError(`expected a user id, got ${describe(value)}`);

@@ -55,6 +55,21 @@ export function useSelection(opts: {
   function setMany(list: string[], on: boolean) {
     for (const id of list) toggle(id, on);
   }
+  /** A row's tick box: shift-click ticks or unticks the range from the row ticked last. */
+  let lastTicked = -1;
+  function tickRow(id: string, shift: boolean) {
+    const page = opts.pageIds.value;
+    const i = page.indexOf(id);
+    if (shift && lastTicked >= 0 && i >= 0) {
+      const [a, b] = [Math.min(lastTicked, i), Math.max(lastTicked, i)];
+      setMany(page.slice(a, b + 1), !isSelected(id));
+    } else toggle(id);
+    lastTicked = i;
+  }
+  /** Another table: no row was ticked last. */
+  function forgetLastTicked() {
+    lastTicked = -1;
+  }
   /** The header checkbox: ticks the page, or unticks everything when the page is ticked. */
   function toggleAll() {
     if (headerState.value === 'all') return clear();
@@ -112,5 +127,5 @@ export function useSelection(opts: {
     return { recordIds, total: all.length, truncated: all.length > SNAPSHOT_CAP, selectAll: selectAll.value, scope: 'page', at: Date.now() };
   }
 
-  return { ids, selectAll, scope, viewIds, viewLoading, count, headerState, isSelected, clear, toggle, setMany, toggleAll, selectView, refreshViewIds, retainPage, forget, snapshot };
+  return { ids, selectAll, scope, viewIds, viewLoading, count, headerState, isSelected, clear, toggle, setMany, tickRow, forgetLastTicked, toggleAll, selectView, refreshViewIds, retainPage, forget, snapshot };
 }

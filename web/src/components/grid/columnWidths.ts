@@ -1,0 +1,34 @@
+// Column widths of the grid: defaults by field type, widths dragged by the user (kept in localStorage) and the table's total width.
+import { computed, reactive } from 'vue';
+import type { FieldDef } from '../fieldTypes';
+
+const DEFAULT_W: Record<string, number> = {
+  text: 200, long_text: 260, number: 120, date: 150, single_select: 150, multi_select: 220, checkbox: 96, user: 170, link: 220,
+  email: 210, url: 210, phone: 150, rating: 130, created_time: 180, last_modified_time: 180, autonumber: 96,
+};
+/** The width of the leading column (tick, row number, expand). */
+export const LEAD_W = 96;
+/** The width of the trailing "add a field" column. */
+export const ADD_W = 64;
+const WIDTH_KEY = 'table-service.colw';
+
+export function useColumnWidths(props: { fields: FieldDef[] }) {
+  const widths = reactive<Record<string, number>>(JSON.parse(localStorage.getItem(WIDTH_KEY) ?? '{}'));
+  const colW = (f: FieldDef) => widths[f.id] ?? DEFAULT_W[f.type] ?? 180;
+  const totalW = computed(() => LEAD_W + ADD_W + props.fields.reduce((s, f) => s + colW(f), 0));
+  function startResize(e: MouseEvent, f: FieldDef) {
+    e.preventDefault();
+    e.stopPropagation();
+    const startX = e.clientX;
+    const startW = colW(f);
+    const move = (ev: MouseEvent) => (widths[f.id] = Math.max(64, Math.min(800, startW + ev.clientX - startX)));
+    const up = () => {
+      window.removeEventListener('mousemove', move);
+      window.removeEventListener('mouseup', up);
+      localStorage.setItem(WIDTH_KEY, JSON.stringify(widths));
+    };
+    window.addEventListener('mousemove', move);
+    window.addEventListener('mouseup', up);
+  }
+  return { colW, totalW, startResize };
+}
