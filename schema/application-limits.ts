@@ -4,8 +4,20 @@ import { Kind, type DocumentNode, type GraphQLError, type GraphQLSchema, type Op
 import type { Plugin } from 'graphql-yoga';
 import type { Context } from './context.js';
 
+// Documents are parsed once and reused (route documents, yoga's parse cache), so their count is kept with them.
+const counted = new WeakMap<DocumentNode, Map<string, number>>();
+
 /** The record writes an operation makes: its top-level mutation fields whose definition says `recordWrite`. */
 export function countRecordWrites(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): number {
+  let byName = counted.get(document);
+  if (!byName) counted.set(document, (byName = new Map()));
+  const key = operationName ?? '';
+  let n = byName.get(key);
+  if (n === undefined) byName.set(key, (n = countWrites(schema, document, operationName)));
+  return n;
+}
+
+function countWrites(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): number {
   const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations[0];
   const mutation = schema.getMutationType();

@@ -21,8 +21,8 @@ export interface RequestState {
 }
 
 /**
- * Keys whose values never reach a log line, at any depth a line could carry them. Lines are built from chosen
- * fields only (no request bodies or headers); this is the second fence.
+ * Keys whose values never reach a log line. Lines are built from chosen fields only (no request bodies or headers);
+ * this is the second fence.
  */
 const SECRET_KEYS = ['password', 'token', 'access_token', 'client_secret', 'secret', 'authorization', 'cookie', 'set-cookie'];
 
@@ -34,7 +34,8 @@ export function createLogger(level: LogLevel | 'silent', destination?: Destinati
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      redact: { paths: [...SECRET_KEYS, ...SECRET_KEYS.map((k) => `*.${k}`), ...SECRET_KEYS.map((k) => `*.*.${k}`)], censor: '[redacted]' },
+      // Top-level keys only: wildcard paths make pino walk every line's objects, a measurable cost on each request.
+      redact: { paths: SECRET_KEYS.map((k) => (/^[a-z_]+$/.test(k) ? k : `["${k}"]`)), censor: '[redacted]' },
     },
     destination,
   );
