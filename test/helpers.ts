@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createApp, type App, type AppOptions } from '../src/app.js';
 import { readConfig } from '../src/config.js';
 import { version } from '../src/version.js';
-import { send, type TestResponse } from './http.js';
+import { send, type RequestOptions, type TestResponse } from './http.js';
 
 export const ADMIN = { email: 'admin@test.local', password: 'admin-password' };
 
@@ -15,7 +15,7 @@ export interface TestClient {
   app: App;
   dir: string;
   adminToken: string;
-  request(method: string, url: string, opts?: { token?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<TestResponse>;
+  request(method: string, url: string, opts?: RequestOptions): Promise<TestResponse>;
   login(email: string, password: string): Promise<string>;
   /** Creates a user through the API and logs in; returns its id, token and default base. */
   user(name: string): Promise<{ id: string; token: string; defaultBaseId: string; email: string }>;
@@ -32,7 +32,7 @@ export async function makeApp(env: Record<string, string> = {}, options: AppOpti
   const config = readConfig({ DATA_DIR: dir, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, PUBLIC_URL: 'http://test.local', ...env }, version);
   const app = await createApp(config, options);
 
-  async function request(method: string, url: string, opts: { token?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<TestResponse> {
+  async function request(method: string, url: string, opts: RequestOptions = {}): Promise<TestResponse> {
     const token = opts.token === undefined ? client.adminToken : opts.token;
     return send((r) => app.fetch(r), method, `http://test.local${url}`, { ...opts, token });
   }
@@ -75,4 +75,12 @@ export async function makeTable(c: TestClient, fields: unknown[], opts: { baseId
   });
   if (res.status !== 201) throw new Error(`create table failed: ${JSON.stringify(res.body)}`);
   return res.body.data.id;
+}
+
+/** Uploads a plugin package as the system administrator (a raw application/zip body) and enables it; returns its id. */
+export async function installEnabledPlugin(c: TestClient, zip: Buffer): Promise<string> {
+  const res = await c.request('POST', '/api/plugins/upload', { raw: new Uint8Array(zip), headers: { 'content-type': 'application/zip' } });
+  if (res.status !== 201) throw new Error(`upload failed: ${JSON.stringify(res.body)}`);
+  await c.request('PUT', `/api/plugins/${res.body.data.id}/status`, { body: { action: 'enable' } });
+  return res.body.data.id as string;
 }

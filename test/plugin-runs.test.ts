@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, makeTable, type TestClient } from './helpers.js';
+import { makeApp, makeTable, type TestClient, installEnabledPlugin } from './helpers.js';
 
 const EXAMPLES = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'examples');
 
@@ -21,15 +21,7 @@ let owner: Awaited<ReturnType<TestClient['user']>>;
 let viewer: Awaited<ReturnType<TestClient['user']>>;
 let tableId: string;
 
-async function install(zip: Buffer) {
-  const res = await c.app.fetch(new Request('http://test.local/api/plugins/upload', {
-    method: 'POST', headers: { authorization: `Bearer ${c.adminToken}`, 'content-type': 'application/zip' }, body: new Uint8Array(zip),
-  }));
-  const body = await res.json();
-  expect(res.status, JSON.stringify(body)).toBe(201);
-  await c.request('PUT', `/api/plugins/${body.data.id}/status`, { body: { action: 'enable' } });
-  return body.data.id as string;
-}
+const install = (zip: Buffer) => installEnabledPlugin(c, zip);
 const run = (id: string, token: string, extra: Record<string, unknown> = {}) =>
   c.request('POST', `/api/plugins/${id}/run`, { token, body: { base_id: owner.defaultBaseId, table_id: tableId, ...extra } });
 

@@ -8,7 +8,7 @@ import { pluginGateway } from '../schema/plugin-gateway.js';
 import { runOperation } from '../schema/run-operation.js';
 import type { Context } from '../schema/context.js';
 import type { WorkflowActor } from '../src/domain/deps.js';
-import { makeApp, makeTable, type TestClient } from './helpers.js';
+import { makeApp, makeTable, type TestClient, installEnabledPlugin } from './helpers.js';
 
 const EXAMPLES = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'examples');
 
@@ -29,15 +29,7 @@ let ownOther: string;
 let foreignTable: string;
 let foreignRecord: string;
 
-async function install(zip: Buffer) {
-  const res = await c.app.fetch(new Request('http://test.local/api/plugins/upload', {
-    method: 'POST', headers: { authorization: `Bearer ${c.adminToken}`, 'content-type': 'application/zip' }, body: new Uint8Array(zip),
-  }));
-  const body = await res.json();
-  expect(res.status, JSON.stringify(body)).toBe(201);
-  await c.request('PUT', `/api/plugins/${body.data.id}/status`, { body: { action: 'enable' } });
-  return body.data.id as string;
-}
+const install = (zip: Buffer) => installEnabledPlugin(c, zip);
 
 async function workflow(body: Record<string, unknown>) {
   const r = await c.request('POST', '/api/v1/workflows', { token: owner.token, body: { trigger: { type: 'manual', config: {} }, ...body } });
