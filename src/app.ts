@@ -103,7 +103,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       maskError(error) {
         const e = classifyError(error);
         if (e.code !== 'INTERNAL_ERROR') return error as Error;
-        // The cause rides along (not serialised) so the access line can log it; see useHttpStatusExtension.
+        // The cause rides along (not serialised) so the access line can log it; see useInternalErrorLog.
         return new GraphQLError('Internal error', { originalError: e.cause as Error, extensions: { code: 'INTERNAL_ERROR', http: { status: 500 } } });
       },
     },
