@@ -5,12 +5,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { promisify } from 'node:util';
-import { brotliCompress, constants, gzip } from 'node:zlib';
+import { makeAsset, sendAsset, type Asset } from './static-assets.js';
 
 const require = createRequire(import.meta.url);
-const brotliAsync = promisify(brotliCompress);
-const gzipAsync = promisify(gzip);
 
 export const DOCS_PATH = '/api/docs';
 const ASSETS = `${DOCS_PATH}/assets/`;
@@ -29,10 +26,6 @@ const CSP = [
   "default-src 'none'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:", "font-src 'self' data:",
   "connect-src 'self'", "base-uri 'none'", "form-action 'self'",
 ].join('; ');
-
-const TYPES: Record<string, string> = {
-  '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.png': 'image/png',
-};
 
 /** Files served from installed packages: asset name → [package, file inside the package]. */
 const PACKAGE_FILES: Record<string, [string, string]> = {
@@ -106,25 +99,8 @@ window.ui = SwaggerUIBundle({
 `,
 };
 
-interface Asset {
-  type: string;
-  raw: Buffer;
-  etag: string;
-  compressible: boolean;
-  br?: Promise<Buffer>;
-  gzip?: Promise<Buffer>;
-}
-
 // Loaded once a process, on the first request for each (most apps built by tests never serve them).
 const loaded = new Map<string, Asset>();
-
-function makeAsset(name: string, raw: Buffer): Asset {
-  const type = TYPES[path.extname(name)] ?? 'application/octet-stream';
-  return {
-    type, raw, etag: `"${createHash('sha256').update(raw).digest('base64url').slice(0, 22)}"`,
-    compressible: type.startsWith('text/') && raw.length > 512,
-  };
-}
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -176,7 +152,6 @@ export function createApiDocs() {
 </body>
 </html>
 `));
-  docsPage.type = 'text/html; charset=utf-8';
 
   // yoga sends this with its own headers (Content-Type: text/html only), so the policy travels in a meta element.
   const graphiqlPage = `<!doctype html>
@@ -201,24 +176,6 @@ export function createApiDocs() {
 </html>
 `;
 
-  async function send(a: Asset, request: Request, cacheControl: string, extra: Record<string, string> = {}): Promise<Response> {
-    const headers: Record<string, string> = {
-      'content-type': a.type, etag: a.etag, vary: 'accept-encoding', 'x-content-type-options': 'nosniff', 'cache-control': cacheControl, ...extra,
-    };
-    if (request.headers.get('if-none-match') === a.etag) return new Response(null, { status: 304, headers });
-    const accept = request.headers.get('accept-encoding') ?? '';
-    let body = a.raw;
-    // Compressed off the event loop, once: GraphiQL's bundle is 3.5 MB, and brotli's top quality would take seconds on it.
-    if (a.compressible && /\bbr\b/.test(accept)) {
-      body = await (a.br ??= brotliAsync(a.raw, { params: { [constants.BROTLI_PARAM_QUALITY]: 9, [constants.BROTLI_PARAM_SIZE_HINT]: a.raw.length } }));
-      headers['content-encoding'] = 'br';
-    } else if (a.compressible && /\bgzip\b/.test(accept)) {
-      body = await (a.gzip ??= gzipAsync(a.raw, { level: 9 }));
-      headers['content-encoding'] = 'gzip';
-    }
-    return new Response(request.method === 'HEAD' ? null : (body as unknown as BodyInit), { headers });
-  }
-
   return {
     /** Answers /api/docs and its assets; undefined for any other path (and for an unknown asset, which is the caller's 404). */
     handle(request: Request, url: URL): Promise<Response> | undefined {
@@ -230,10 +187,10 @@ export function createApiDocs() {
       if (request.method !== 'GET' && request.method !== 'HEAD') {
         return Promise.resolve(new Response('Only GET and HEAD', { status: 405, headers: { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' } }));
       }
-      if (page) return send(a, request, 'no-cache', { 'content-security-policy': `${CSP}; frame-ancestors 'self'`, 'referrer-policy': 'same-origin' });
+      if (page) return sendAsset(a, request, 'no-cache', { 'content-security-policy': `${CSP}; frame-ancestors 'self'`, 'referrer-policy': 'same-origin' });
       // A URL carrying the asset's current version never changes; any other (an old page, a hand-typed URL) revalidates.
       const current = url.searchParams.get('v') === versions.get(p.slice(ASSETS.length));
-      return send(a, request, current ? 'public, max-age=31536000, immutable' : 'no-cache');
+      return sendAsset(a, request, current ? 'public, max-age=31536000, immutable' : 'no-cache');
     },
     /** The GraphiQL page for yoga's `renderGraphiQL`: everything it loads comes from /api/docs/assets/. */
     renderGraphiQL(): string {

@@ -16,7 +16,7 @@ import { createServices } from './domain/services.js';
 import { schema } from '../schema/index.js';
 import type { Context } from '../schema/context.js';
 import { classifyError, createRestHandler } from '../rest-adapters/adapter.js';
-import { families, json } from '../rest-adapters/envelopes.js';
+import { families, json, v1Error } from '../rest-adapters/envelopes.js';
 import { openApiRoutes, routes, v1Routes } from '../rest-adapters/routes/index.js';
 import { openSchemas } from '../rest-adapters/schemas.js';
 import { createRateLimiter } from './auth/rate-limit.js';
@@ -136,11 +136,12 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   const jsonDoc = (text: string, requestId: string) =>
     new Response(text, { headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId } });
 
-  const metrics = createMetrics({
+  // Only counted when someone can read them: without METRICS_TOKEN there is no registry, no timers and no cost per request.
+  const metricsToken = config.metricsToken ? Buffer.from(`Bearer ${config.metricsToken}`) : undefined;
+  const metrics = metricsToken && createMetrics({
     queueDepths: () => ({ workflow_runs: runner.queueDepth() }),
     databaseBytes: () => (sqlite.pragma('page_count', { simple: true }) as number) * (sqlite.pragma('page_size', { simple: true }) as number),
   });
-  const metricsToken = config.metricsToken ? Buffer.from(`Bearer ${config.metricsToken}`) : undefined;
   const databaseAnswers = sqlite.prepare('SELECT 1');
 
   async function handle(request: Request, url: URL, state: RequestState): Promise<Response> {
@@ -157,10 +158,10 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     }
     if (p === '/metrics') {
       state.route = p;
-      if (!metricsToken) return json(404, { code: 404, msg: 'Metrics are off: set METRICS_TOKEN to turn them on', error: 'NOT_FOUND', data: null, request_id: requestId }, requestId);
+      if (!metricsToken || !metrics) return json(404, v1Error(404, 'NOT_FOUND', 'Metrics are off: set METRICS_TOKEN to turn them on', requestId), requestId);
       const given = Buffer.from(request.headers.get('authorization') ?? '');
       if (given.length !== metricsToken.length || !timingSafeEqual(given, metricsToken)) {
-        return json(401, { code: 401, msg: 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>', error: 'UNAUTHORIZED', data: null, request_id: requestId }, requestId, { 'www-authenticate': 'Bearer' });
+        return json(401, v1Error(401, 'UNAUTHORIZED', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>', requestId), requestId, { 'www-authenticate': 'Bearer' });
       }
       return new Response(await metrics.text(), { headers: { 'content-type': metrics.contentType, 'cache-control': 'no-store' } });
     }
@@ -196,7 +197,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
         return page;
       }
     }
-    return json(404, { code: 404, msg: `Nothing at ${p}`, error: 'NOT_FOUND', data: null, request_id: requestId }, requestId);
+    return json(404, v1Error(404, 'NOT_FOUND', `Nothing at ${p}`, requestId), requestId);
   }
 
   return {
@@ -223,11 +224,11 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       } catch (error) {
         const e = classifyError(error);
         if (e.cause) state.error = e.cause;
-        response = json(e.status, { code: e.status, msg: e.message, error: e.code, data: null, request_id: requestId }, requestId);
+        response = json(e.status, v1Error(e.status, e.code, e.message, requestId), requestId);
       }
       const ms = performance.now() - started;
       logRequest(log, state, request.method, response.status, ms);
-      metrics.observe(state.route, request.method, response.status, ms / 1000);
+      metrics?.observe(state.route, request.method, response.status, ms / 1000);
       return response;
     },
     /** Stops the workflow runner (finishing runs in progress) and closes the database. */
