@@ -122,7 +122,7 @@ export function pluginScopes(ctx: Context) {
  * The guard of the data calls a script makes while it runs (no resolver sees them one by one): the pluginMethod
  * check, with the role the caller held in the base when the run began.
  */
-export function scriptGuard(ctx: Context, pluginId: string, baseId: string): DataCallGuard {
+function scriptGuard(ctx: Context, pluginId: string, baseId: string): DataCallGuard {
   const role = roleIn(ctx, baseId);
   return (method) => checkMethod(ctx, { pluginId, baseId, method }, role);
 }

@@ -199,4 +199,3 @@ export function createApiDocs() {
   };
 }
 
-export type ApiDocs = ReturnType<typeof createApiDocs>;
