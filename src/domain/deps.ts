@@ -1,8 +1,6 @@
 // What every domain service is built from, and who is acting.
-import type Database from 'better-sqlite3';
 import type { Config } from '../config.js';
-import type { Orm } from '../db/connection.js';
-import type { RecordStore } from '../db/record-store.js';
+import type { Store } from '../db/store.js';
 import type { RevocationList } from '../auth/revocations.js';
 import type { TokenService } from '../auth/tokens.js';
 import type { SigningKeys } from '../auth/keys.js';
@@ -11,9 +9,8 @@ import type { UrlSigner } from '../auth/url-signer.js';
 import type { GuardedFetch } from '../net/ssrf-guard.js';
 
 export interface Deps {
-  sqlite: Database.Database;
-  orm: Orm;
-  store: RecordStore;
+  /** The database: reads outside transactions through `store.db` / `store.records`, writes in `store.transaction`. */
+  store: Store;
   keys: SigningKeys;
   tokens: TokenService;
   revocations: RevocationList;

@@ -25,11 +25,16 @@ export interface StoreContext {
   dialect: SqlDialect;
   /** A prepared statement, cached by its text; a schema change alters the text of every statement that it affects. */
   stmt(sql: string): Database.Statement;
-  /** Drops the cached statements (after a schema change that leaves statement texts as they were). */
+  /**
+   * Drops the cached statements of every connection to the database (after a schema change that leaves statement
+   * texts as they were).
+   */
   forgetStatements(): void;
+  /** Drops this connection's cached statements. */
+  clearStatements(): void;
 }
 
-export function createContext(sqlite: Database.Database, dialect: SqlDialect): StoreContext {
+export function createContext(sqlite: Database.Database, dialect: SqlDialect, forgetAll: () => void): StoreContext {
   const statements = new Map<string, Database.Statement>();
   return {
     sqlite,
@@ -43,6 +48,7 @@ export function createContext(sqlite: Database.Database, dialect: SqlDialect): S
       }
       return s;
     },
-    forgetStatements: () => statements.clear(),
+    forgetStatements: forgetAll,
+    clearStatements: () => statements.clear(),
   };
 }

@@ -1,0 +1,123 @@
+// The SQLite implementation of the store: one write connection that transactions take turns on, one read-only
+// connection for everything outside them (WAL lets it read the last commit while a transaction is open).
+import Database from 'better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { projectPath } from '../project-root.js';
+import * as schema from './schema.js';
+import { createSqliteRecordStore } from './sqlite-record-store.js';
+import type { Store, UnitOfWork } from './store.js';
+
+const MIGRATIONS = projectPath('src', 'db', 'migrations');
+/** How long a transaction waits for the one before it; past this, something holds the write lock far too long. */
+const LOCK_WAIT_MS = 5000;
+
+function connect(file: string, opts: { readonly: boolean; synchronous: 'NORMAL' | 'FULL' }) {
+  const sqlite = new Database(file, { readonly: opts.readonly });
+  if (!opts.readonly) sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma(`synchronous = ${opts.synchronous}`);
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('cache_size = -65536'); // 64 MiB page cache: list scans of large tables stay in memory
+  return sqlite;
+}
+
+/** Hands the write connection to one transaction at a time, in arrival order. */
+function createWriteLock() {
+  let held = false;
+  const waiting: Array<() => void> = [];
+  return {
+    async acquire(): Promise<void> {
+      if (!held) {
+        held = true;
+        return;
+      }
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiting.splice(waiting.indexOf(grant), 1);
+          reject(new Error(`a transaction waited ${LOCK_WAIT_MS} ms for the write lock (is a transaction begun on the store inside another?)`));
+        }, LOCK_WAIT_MS);
+        const grant = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        waiting.push(grant);
+      });
+    },
+    release() {
+      const next = waiting.shift();
+      if (next) next();
+      else held = false;
+    },
+  };
+}
+
+export type SqliteStore = Store & {
+  /** The write connection, for what only SQLite has (backups, tests that inspect the file). */
+  readonly sqlite: Database.Database;
+};
+
+export function openSqliteStore(file: string, opts: { synchronous?: 'NORMAL' | 'FULL' } = {}): SqliteStore {
+  const synchronous = opts.synchronous ?? 'NORMAL';
+  const writer = connect(file, { readonly: false, synchronous });
+  const writeDb = drizzle(writer, { schema });
+  migrate(writeDb, { migrationsFolder: MIGRATIONS });
+  const reader = connect(file, { readonly: true, synchronous });
+  const readDb = drizzle(reader, { schema });
+
+  const forgetAll = () => {
+    writeRecords.forget();
+    readRecords.forget();
+  };
+  const writeRecords = createSqliteRecordStore(writer, forgetAll);
+  const readRecords = createSqliteRecordStore(reader, forgetAll);
+  const lock = createWriteLock();
+  const dataVersion = writer.prepare('PRAGMA data_version').pluck();
+
+  async function transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T> {
+    await lock.acquire();
+    const committed: Array<() => void> = [];
+    const tx: UnitOfWork = { db: writeDb, records: writeRecords.records, inTransaction: true, afterCommit: (callback) => void committed.push(callback) };
+    try {
+      // IMMEDIATE takes the file's write lock at once, so another process's writer never deadlocks on a lock upgrade.
+      writer.exec('BEGIN IMMEDIATE');
+      let result: T;
+      try {
+        result = await work(tx);
+        writer.exec('COMMIT');
+      } catch (e) {
+        if (writer.inTransaction) writer.exec('ROLLBACK');
+        throw e;
+      }
+      for (const callback of committed) callback();
+      return result;
+    } finally {
+      lock.release();
+    }
+  }
+
+  return {
+    engine: 'sqlite',
+    schema,
+    sqlite: writer,
+    db: readDb,
+    records: readRecords.records,
+    inTransaction: false,
+    afterCommit: (callback) => callback(),
+    transaction,
+    // The write connection's version moves only when another connection commits: this process's own commits go
+    // through it, and the read connection never writes.
+    externalVersion: () => dataVersion.get() as number,
+    async ping() {
+      writer.prepare('SELECT 1').get();
+      reader.prepare('SELECT 1').get();
+    },
+    async sizeBytes() {
+      return (reader.pragma('page_count', { simple: true }) as number) * (reader.pragma('page_size', { simple: true }) as number);
+    },
+    async close() {
+      reader.close();
+      writer.close();
+    },
+  };
+}

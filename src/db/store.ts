@@ -1,0 +1,94 @@
+// The storage boundary the domain talks to: asynchronous, with a transaction as an async unit of work. SQLite implements
+// it in sqlite-store.ts; a second engine implements the same interface (contract section 11).
+import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import type { FieldDef } from '../fields/field-type.js';
+import type * as schema from './schema.js';
+import type { ConditionGroup, RowWrite, SortKey, StoredRow } from './record-store/types.js';
+
+export type { Condition, ConditionGroup, RowWrite, SortKey, StoredRow } from './record-store/types.js';
+
+/** The service's own tables, as drizzle sees them. The domain takes them from `Store.schema`, never by import. */
+export type Schema = typeof schema;
+
+/**
+ * The drizzle query builder over the service's own tables. The domain only ever `await`s a query (never the SQLite-only
+ * `.all()`, `.get()`, `.run()`; `first()` stands for `.get()`), so the same code runs on every engine. A hot read may be
+ * prepared once with `.prepare()` and run with `await q.execute(params)`; it then reads through the connection it was
+ * prepared on, so prepare on the store for reads outside transactions only.
+ */
+export type Db = BetterSQLite3Database<Schema>;
+
+/** What a piece of work reads and writes through: the store itself (outside a transaction) or a transaction. */
+export interface UnitOfWork {
+  readonly db: Db;
+  readonly records: RecordStore;
+  /** True inside `Store.transaction`: reads see the transaction's own uncommitted writes, caches must be bypassed. */
+  readonly inTransaction: boolean;
+  /**
+   * Runs `callback` once the transaction has committed (at once outside a transaction): cache invalidation and
+   * wake-ups, which must never act on a change that may still roll back. Nothing runs after a rollback.
+   */
+  afterCommit(callback: () => void): void;
+}
+
+export interface Store extends UnitOfWork {
+  readonly engine: 'sqlite';
+  readonly schema: Schema;
+  /**
+   * Runs `work` as one transaction: committed when it resolves, rolled back when it throws. Writes happen only here
+   * (outside, the store reads through a read-only connection). Inside, use the `tx` handed in, never the store:
+   * the store would read outside the transaction, and a nested `transaction` call waits for this one to finish.
+   */
+  transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T>;
+  /** A number that changes whenever another process commits to the database: caches of metadata compare it. */
+  externalVersion(): number;
+  /** Resolves when the database answers a trivial query (the health check). */
+  ping(): Promise<void>;
+  /** The database's size in bytes (metrics). */
+  sizeBytes(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/**
+ * User records, one SQL table per user table and one column per field. Every method is one step of the caller's unit of
+ * work; the SQL that depends on a field's type comes from the type (src/fields/types/).
+ */
+export interface RecordStore {
+  createTable(tableId: string): Promise<void>;
+  dropTable(tableId: string, fields: FieldDef[]): Promise<void>;
+  addField(tableId: string, field: FieldDef): Promise<void>;
+  dropField(tableId: string, field: FieldDef): Promise<void>;
+  /** Creates or drops the indexes of a field (filter and sort). */
+  setIndexed(tableId: string, field: FieldDef, on: boolean): Promise<void>;
+  /** Drops cached statement plans after a schema change that leaves statement texts as they were. */
+  forgetStatements(): void;
+
+  insert(tableId: string, fields: FieldDef[], rows: RowWrite[], at: string, by: string | null): Promise<void>;
+  update(tableId: string, fields: FieldDef[], rows: RowWrite[], at: string, by: string | null): Promise<void>;
+  /** Deletes records and every link to them; `linksIn` are the link fields of this table, `linksTo` those pointing at it. */
+  delete(tableId: string, ids: string[], linksIn: FieldDef[], linksTo: FieldDef[]): Promise<void>;
+  /** Writes one field's value for many records, without touching their modification time. */
+  fillField(tableId: string, field: FieldDef, values: Array<{ id: string; stored: unknown }>): Promise<void>;
+
+  /** Every record's raw value of one field, for a type change. */
+  readField(tableId: string, field: FieldDef): Promise<Array<{ id: string; raw: unknown }>>;
+  /** Which of `ids` exist in the table. */
+  existing(tableId: string, ids: string[]): Promise<Set<string>>;
+  getMany(tableId: string, fields: FieldDef[], ids: string[]): Promise<StoredRow[]>;
+  list(tableId: string, fields: FieldDef[], q: { where?: ConditionGroup; sort?: SortKey[]; limit: number; offset: number; withTotal: boolean }): Promise<{ rows: StoredRow[]; total: number | undefined }>;
+  /** Records whose search text holds every term (case-insensitive substrings), in creation order. */
+  search(tableId: string, fields: FieldDef[], terms: string[], limit: number, offset: number): Promise<{ rows: StoredRow[]; total: number }>;
+  /** Which of `ids` match a filter (workflow conditions use the same SQL as list filters). */
+  matching(tableId: string, where: ConditionGroup, ids: string[]): Promise<Set<string>>;
+  count(tableId: string): Promise<number>;
+
+  /** Forgets the search index of a table after its searchable fields changed; it is rebuilt in the background. */
+  resetSearch(tableId: string): Promise<void>;
+  /** Brings the search index of a table up to date, at most `limit` rows at a time; true when rows are left. */
+  syncSearch(tableId: string, fields: FieldDef[], limit?: number): Promise<boolean>;
+}
+
+/** The first row of a query's answer, or undefined: the engine-neutral spelling of SQLite's `.get()`. */
+export async function first<T>(rows: PromiseLike<T[]>): Promise<T | undefined> {
+  return (await rows)[0];
+}
