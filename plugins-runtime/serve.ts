@@ -41,8 +41,8 @@ export function createPluginServer(plugins: PluginService) {
   const missing = () => new Response('Not found', { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' } });
 
   return {
-    /** Answers the request when it is a sandbox URL, else undefined. */
-    handle(url: URL): Response | undefined {
+    /** Answers the request when it is a sandbox URL, else undefined (manifests and files are read from the database). */
+    async handle(url: URL): Promise<Response | undefined> {
       if (url.pathname.startsWith(RUNTIME_PREFIX)) {
         const asset = runtime[url.pathname.slice(RUNTIME_PREFIX.length)];
         if (!asset) return missing();
@@ -55,11 +55,11 @@ export function createPluginServer(plugins: PluginService) {
         const [id, version] = [decodeURIComponent(m[1]), decodeURIComponent(m[2])];
         const ht = url.searchParams.get('ht') ?? '';
         if (!plugins.signer.verify(['loader', id, version, ht], exp, sig)) return refused('The loader URL is missing, altered or expired');
-        const manifest = plugins.manifestOf(id, version);
+        const manifest = await plugins.manifestOf(id, version);
         if (!manifest || manifest.type !== 'ui') return missing();
         // Files are signed for as long as the loader itself, so the page works for its whole life.
         const assets: Record<string, string> = {};
-        for (const f of plugins.filesOf(id, version)) assets[f] = fileUrl(id, version, f, exp || Math.floor(Date.now() / 1000) + FILE_URL_TTL);
+        for (const f of await plugins.filesOf(id, version)) assets[f] = fileUrl(id, version, f, exp || Math.floor(Date.now() / 1000) + FILE_URL_TTL);
         const html = renderLoader({
           title: manifest.name,
           vueUrl: `${RUNTIME_PREFIX}vue.global.js`,
@@ -80,7 +80,7 @@ export function createPluginServer(plugins: PluginService) {
           return missing();
         }
         if (!plugins.signer.verify(['file', id, version, file], exp, sig)) return refused('The file URL is missing, altered or expired');
-        const body = plugins.file(id, version, file);
+        const body = await plugins.file(id, version, file);
         if (!body) return missing();
         return sandboxed(body, typeOf(file));
       }

@@ -43,16 +43,17 @@ export const builder = new SchemaBuilder<{
       // The user-facing operations take user tokens only; applications use the Open API.
       loggedIn: ctx.actor?.kind === 'user',
       systemAdmin: ctx.actor?.kind === 'user' && ctx.actor.isAdmin,
-      baseRole: (scope: BaseRoleScope) => {
+      baseRole: async (scope: BaseRoleScope) => {
         // Users hold roles by membership; a workflow (never loggedIn or systemAdmin) is editor of its own base
         // only (access.roleIn); applications go through `app`.
-        if (ctx.actor?.kind !== 'user' && ctx.actor?.kind !== 'workflow') return false;
+        const actor = ctx.actor;
+        if (actor?.kind !== 'user' && actor?.kind !== 'workflow') return false;
         // baseOf answers 404 for a base, table or field that does not exist.
-        const baseId = ctx.services.access.baseOf(scope);
-        return atLeast(ctx.services.access.roleIn(ctx.actor, baseId), scope.role);
+        const baseId = await ctx.services.access.baseOf(scope);
+        return atLeast(await ctx.services.access.roleIn(actor, baseId), scope.role);
       },
       // Throws the specific 401/403 of spec 1, 5.3 rather than a generic refusal.
-      app: (scope: AppScope) => !!ctx.services.openApi.authorize(ctx.actor, scope.scope, scope.baseId),
+      app: async (scope: AppScope) => !!(await ctx.services.openApi.authorize(ctx.actor, scope.scope, scope.baseId)),
       // Each throws its own code (PLUGIN_DISABLED, PERMISSION_DENIED, ENDPOINT_NOT_DECLARED, ...) as the plugin API answers.
       ...pluginScopes(ctx),
     }),

@@ -43,25 +43,25 @@ export interface PluginNetworkScope { pluginId: string; url: string }
 const denied = (message: string) => new AppError('PERMISSION_DENIED', message);
 
 /** The base a plugin call names: an empty id names none (the same 400 as every other missing base_id). */
-function existingBase(ctx: Context, baseId: string): string {
+async function existingBase(ctx: Context, baseId: string): Promise<string> {
   if (!baseId) throw badRequest('base_id is required', [{ field: 'base_id', message: 'required' }]);
   return ctx.services.access.baseOf({ baseId });
 }
 
 /** The caller's role in an existing base (404 for a missing one); null for a stranger or no caller. */
-function roleIn(ctx: Context, baseId: string): Role | null {
-  existingBase(ctx, baseId);
+async function roleIn(ctx: Context, baseId: string): Promise<Role | null> {
+  await existingBase(ctx, baseId);
   return ctx.actor ? ctx.services.access.roleIn(ctx.actor, baseId) : null;
 }
 
 /** A data method must exist, its permission be declared by the plugin, and the caller hold its role, in that order. */
-function checkMethod(ctx: Context, { pluginId, baseId, method }: PluginMethodScope, role: Role | null): void {
+async function checkMethod(ctx: Context, { pluginId, baseId, method }: PluginMethodScope, role: Role | null): Promise<void> {
   if (!isDataMethod(method)) {
     if (method === 'network.fetch') throw denied('network.fetch goes through POST /api/plugins/{id}/proxy');
     throw new AppError('METHOD_NOT_FOUND', `Unknown method ${JSON.stringify(method)}`);
   }
   const rule = METHOD_RULES[method];
-  if (rule.permission && !rule.permission(ctx.services.plugins.current(pluginId).manifest.permissions)) {
+  if (rule.permission && !rule.permission((await ctx.services.plugins.current(pluginId)).manifest.permissions)) {
     throw denied(`${method} needs a permission that plugin ${pluginId} does not declare`);
   }
   if (!atLeast(role, rule.role)) throw denied(`${method} needs the ${rule.role} role in base ${baseId}`);
@@ -72,44 +72,44 @@ export function pluginScopes(ctx: Context) {
   const { plugins } = ctx.services;
   return {
     /** The plugin exists (404) and is not disabled (PLUGIN_DISABLED); a plugin in error keeps working. */
-    pluginEnabled: (pluginId: string) => {
-      if (plugins.current(pluginId).row.status === 'disabled') throw new AppError('PLUGIN_DISABLED', `Plugin ${pluginId} is disabled`);
+    pluginEnabled: async (pluginId: string) => {
+      if ((await plugins.current(pluginId)).row.status === 'disabled') throw new AppError('PLUGIN_DISABLED', `Plugin ${pluginId} is disabled`);
       return true;
     },
     /** Only a ui plugin has a sandbox to open. */
-    pluginUi: (pluginId: string) => {
-      if (plugins.current(pluginId).row.type !== 'ui') throw badRequest(`Plugin ${pluginId} is a script plugin and has no user interface`);
+    pluginUi: async (pluginId: string) => {
+      if ((await plugins.current(pluginId)).row.type !== 'ui') throw badRequest(`Plugin ${pluginId} is a script plugin and has no user interface`);
       return true;
     },
     /** Only a declared endpoint may be called (404, before any membership check: manifests are no secret). */
-    pluginEndpoint: ({ pluginId, endpoint }: PluginEndpointScope) => {
-      if (!(plugins.current(pluginId).manifest.endpoints ?? []).some((e) => e.name === endpoint)) {
+    pluginEndpoint: async ({ pluginId, endpoint }: PluginEndpointScope) => {
+      if (!((await plugins.current(pluginId)).manifest.endpoints ?? []).some((e) => e.name === endpoint)) {
         throw new AppError('ENDPOINT_NOT_DECLARED', `Plugin ${pluginId} declares no endpoint "${endpoint}"`);
       }
       return true;
     },
     /** The caller's role in the base (404 for a missing base). */
-    pluginBaseRole: ({ baseId, role, message }: PluginRoleScope) => {
-      if (!atLeast(roleIn(ctx, baseId), role)) throw denied(message ?? `You are not a member of base ${baseId}`);
+    pluginBaseRole: async ({ baseId, role, message }: PluginRoleScope) => {
+      if (!atLeast(await roleIn(ctx, baseId), role)) throw denied(message ?? `You are not a member of base ${baseId}`);
       return true;
     },
     /** A ui plugin installed and enabled in the base (home-menu plugins and script plugins need no installation). */
-    pluginInstalled: ({ pluginId, baseId }: PluginBaseScope) => {
-      existingBase(ctx, baseId);
-      if (!plugins.usableInBase(pluginId, baseId)) throw denied(`Plugin ${pluginId} is not installed and enabled in base ${baseId}`);
+    pluginInstalled: async ({ pluginId, baseId }: PluginBaseScope) => {
+      await existingBase(ctx, baseId);
+      if (!(await plugins.usableInBase(pluginId, baseId))) throw denied(`Plugin ${pluginId} is not installed and enabled in base ${baseId}`);
       return true;
     },
     /** A data method: known, its permission declared, the caller's role high enough. */
-    pluginMethod: (scope: PluginMethodScope) => {
-      checkMethod(ctx, scope, roleIn(ctx, scope.baseId));
+    pluginMethod: async (scope: PluginMethodScope) => {
+      await checkMethod(ctx, scope, await roleIn(ctx, scope.baseId));
       return true;
     },
     /**
      * The network permission declared, and the first URL's host in its allow-list (after the URL is found to be http(s),
      * SSRF_BLOCKED otherwise); every redirect hop is checked against the list again by the proxy's guard.
      */
-    pluginNetwork: ({ pluginId, url }: PluginNetworkScope) => {
-      const allowList = plugins.current(pluginId).manifest.permissions?.network;
+    pluginNetwork: async ({ pluginId, url }: PluginNetworkScope) => {
+      const allowList = (await plugins.current(pluginId)).manifest.permissions?.network;
       if (!Array.isArray(allowList) || !allowList.length) throw denied(`Plugin ${pluginId} does not declare the network permission`);
       const target = proxyTarget(url);
       if (!hostAllowed(target.hostname, allowList)) throw denied(`${target.hostname} is not in the plugin's network allow-list`);
@@ -122,15 +122,15 @@ export function pluginScopes(ctx: Context) {
  * The guard of the data calls a script makes while it runs (no resolver sees them one by one): the pluginMethod
  * check, with the role the caller held in the base when the run began.
  */
-function scriptGuard(ctx: Context, pluginId: string, baseId: string): DataCallGuard {
-  const role = roleIn(ctx, baseId);
+async function scriptGuard(ctx: Context, pluginId: string, baseId: string): Promise<DataCallGuard> {
+  const role = await roleIn(ctx, baseId);
   return (method) => checkMethod(ctx, { pluginId, baseId, method }, role);
 }
 
 /** Who a script runs for: the context's actor, its data calls through the gateway, each guarded. */
-export function scriptCaller(schema: GraphQLSchema, ctx: Context, pluginId: string, baseId: string): ScriptCaller {
+export async function scriptCaller(schema: GraphQLSchema, ctx: Context, pluginId: string, baseId: string): Promise<ScriptCaller> {
   // Resolvers that run scripts are behind loggedIn, and workflows pass their own actor: there is always a caller.
-  return { actor: ctx.actor!, gateway: pluginGateway(schema, ctx), guard: scriptGuard(ctx, pluginId, baseId) };
+  return { actor: ctx.actor!, gateway: pluginGateway(schema, ctx), guard: await scriptGuard(ctx, pluginId, baseId) };
 }
 
 /**
@@ -141,9 +141,9 @@ export function workflowScriptRunner(schema: GraphQLSchema, services: Services):
   return async (pluginId, params, { actor, tableId, recordId }) => {
     const ctx: Context & { actor: WorkflowActor } = { actor, services, requestId: actor.id, clientAddress: 'workflow' };
     const scopes = pluginScopes(ctx);
-    scopes.pluginEnabled(pluginId);
-    scopes.pluginBaseRole({ baseId: actor.baseId, role: 'editor', message: `Workflow ${actor.id} may not run scripts in base ${actor.baseId}` });
-    const caller = { ...scriptCaller(schema, ctx, pluginId, actor.baseId), actor };
+    await scopes.pluginEnabled(pluginId);
+    await scopes.pluginBaseRole({ baseId: actor.baseId, role: 'editor', message: `Workflow ${actor.id} may not run scripts in base ${actor.baseId}` });
+    const caller = { ...(await scriptCaller(schema, ctx, pluginId, actor.baseId)), actor };
     return services.pluginRuns.runForWorkflow(caller, pluginId, tableId, recordId, params);
   };
 }

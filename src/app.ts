@@ -7,8 +7,7 @@ import { createYoga } from 'graphql-yoga';
 import { GraphQLError } from 'graphql';
 import type { Config } from './config.js';
 import { forbidden, unauthorized } from './errors.js';
-import { openDatabase } from './db/connection.js';
-import { createRecordStore } from './db/record-store.js';
+import { openSqliteStore } from './db/sqlite-store.js';
 import { loadOrCreateKeys } from './auth/keys.js';
 import { createTokenService } from './auth/tokens.js';
 import { createRevocationList } from './auth/revocations.js';
@@ -48,32 +47,31 @@ export interface AppOptions {
 export async function createApp(config: Config, options: AppOptions = {}) {
   const log = options.log ?? createLogger('silent');
   fs.mkdirSync(config.dataDir, { recursive: true });
-  const { sqlite, orm } = openDatabase(path.join(config.dataDir, DB_FILE), { synchronous: config.sqliteSynchronous });
+  const store = openSqliteStore(path.join(config.dataDir, DB_FILE), { synchronous: config.sqliteSynchronous });
   const keys = await loadOrCreateKeys(config.dataDir);
   const tokens = createTokenService(keys, config.publicUrl);
-  const revocations = createRevocationList(sqlite);
-  const store = createRecordStore(sqlite);
+  const revocations = await createRevocationList(store);
   const fetch = createGuardedFetch({ allowPrivate: config.proxyAllowPrivate, timeoutMs: config.proxyTimeoutMs, maxBytes: config.proxyMaxBytes });
   const signer = createUrlSigner(loadOrCreateUrlKey(config.dataDir));
   const limiter = createRateLimiter();
-  const services = createServices({ sqlite, orm, store, keys, tokens, revocations, config, fetch, signer, limiter });
+  const services = createServices({ store, keys, tokens, revocations, config, fetch, signer, limiter });
   const firstAdmin = await services.users.ensureFirstAdmin(config.adminEmail, config.adminPassword);
   if (firstAdmin?.password) {
     // Contract 0: the generated password goes to a file only its owner can read, never to a log line.
     fs.writeFileSync(path.join(config.dataDir, INITIAL_PASSWORD_FILE), `${firstAdmin.password}\n`, { mode: 0o600, flag: 'w' });
     fs.chmodSync(path.join(config.dataDir, INITIAL_PASSWORD_FILE), 0o600);
   }
-  services.pluginRuns.failInterrupted();
+  await services.pluginRuns.failInterrupted();
   const sandbox = sandboxStatus();
   const runner = createWorkflowRunner({
-    sqlite, workflows: services.workflows, records: services.records, fields: services.fields, fetch,
+    store, workflows: services.workflows, records: services.records, fields: services.fields, fetch,
     sinceActivity: services.activity.sinceLastRequest,
     // run_script steps run as the workflow: the script's data calls pass the same scope checks as a user's, with the
     // workflow's reach (editor of its own table's base, nothing else).
     runScript: workflowScriptRunner(schema, services),
   });
-  runner.start();
-  services.search.touchAll(sqlite.prepare('SELECT id FROM tables').pluck().all() as string[]);
+  await runner.start();
+  services.search.touchAll((await store.db.select({ id: store.schema.tables.id }).from(store.schema.tables)).map((t) => t.id));
 
   async function contextFor(request: Request, requestState: RequestState): Promise<Context> {
     const actor = await services.auth.actorFromHeader(request.headers.get('authorization'));
@@ -139,10 +137,9 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   // Only counted when someone can read them: without METRICS_TOKEN there is no registry, no timers and no cost per request.
   const metricsToken = config.metricsToken ? Buffer.from(`Bearer ${config.metricsToken}`) : undefined;
   const metrics = metricsToken && createMetrics({
-    queueDepths: () => ({ workflow_runs: runner.queueDepth() }),
-    databaseBytes: () => (sqlite.pragma('page_count', { simple: true }) as number) * (sqlite.pragma('page_size', { simple: true }) as number),
+    queueDepths: async () => ({ workflow_runs: await runner.queueDepth() }),
+    databaseBytes: () => store.sizeBytes(),
   });
-  const databaseAnswers = sqlite.prepare('SELECT 1');
 
   async function handle(request: Request, url: URL, state: RequestState): Promise<Response> {
     const { requestId } = state;
@@ -150,7 +147,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     if (p === '/healthz') {
       state.route = p;
       try {
-        databaseAnswers.get();
+        await store.ping();
       } catch {
         return json(503, { status: 'unavailable', version: config.version, database: 'unavailable', sandbox: sandbox.isolation }, requestId);
       }
@@ -181,7 +178,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       }
     }
     if (p.startsWith('/api/plugins/')) {
-      const sandbox = request.method === 'GET' ? pluginServer.handle(url) : undefined;
+      const sandbox = request.method === 'GET' ? await pluginServer.handle(url) : undefined;
       if (sandbox) {
         state.route = '/api/plugins/{plugin_id}/sandbox';
         return sandbox;
@@ -203,7 +200,9 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   return {
     config,
     services,
-    sqlite,
+    store,
+    /** The SQLite write connection, for tests that inspect the file. */
+    sqlite: store.sqlite,
     firstAdmin,
     runner,
     /** Whether script plugins run under OS isolation (bubblewrap) or only the in-Python layers. */
@@ -234,8 +233,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     /** Stops the workflow runner (finishing runs in progress) and closes the database. */
     async close() {
       await runner.stop();
-      services.search.stop();
-      sqlite.close();
+      await services.search.stop();
+      await store.close();
     },
   };
 }

@@ -3,9 +3,9 @@ import { Counter, Histogram, Gauge, Registry, collectDefaultMetrics } from 'prom
 
 export interface MetricsProbes {
   /** Items waiting per durable queue (queued or running), e.g. `{workflow_runs: 3}`. */
-  queueDepths(): Record<string, number>;
+  queueDepths(): Promise<Record<string, number>>;
   /** Bytes the database takes. */
-  databaseBytes(): number;
+  databaseBytes(): Promise<number>;
 }
 
 export function createMetrics(probes: MetricsProbes) {
@@ -22,15 +22,15 @@ export function createMetrics(probes: MetricsProbes) {
   });
   new Gauge({
     name: 'queue_depth', help: 'Items queued or running in each durable queue', labelNames: ['queue'] as const, registers: [registry],
-    collect() {
+    async collect() {
       this.reset();
-      for (const [queue, n] of Object.entries(probes.queueDepths())) this.set({ queue }, n);
+      for (const [queue, n] of Object.entries(await probes.queueDepths())) this.set({ queue }, n);
     },
   });
   new Gauge({
     name: 'database_size_bytes', help: 'Size of the database', registers: [registry],
-    collect() {
-      this.set(probes.databaseBytes());
+    async collect() {
+      this.set(await probes.databaseBytes());
     },
   });
 

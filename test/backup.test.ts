@@ -5,7 +5,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DB_FILE } from '../src/app.js';
-import { recordTable } from '../src/db/record-store.js';
+import { recordTable } from '../src/db/sqlite-record-store.js';
 import { ROOT, api, client, listAllRecords, login, removeDir, startBatchWriter, startServer, stopAllServers, tempDir, type BatchWriter } from './server-process.js';
 
 const BATCH = 100;

@@ -109,7 +109,7 @@ describe('packages and lifecycle', () => {
     const id = 'com.example.record-tagger';
     expect((await c.request('PUT', `/api/plugins/${id}/status`, { body: { action: 'restore' } })).status).toBe(409);
     expect((await c.request('PUT', `/api/plugins/${id}/status`, { body: { action: 'enable' } })).body.data.status).toBe('enabled');
-    for (let i = 0; i < 5; i++) c.app.services.plugins.recordOutcome(id, true);
+    for (let i = 0; i < 5; i++) await c.app.services.plugins.recordOutcome(id, true);
     expect((await c.request('GET', `/api/plugins/${id}`)).body.data).toMatchObject({ status: 'error', consecutive_failures: 5 });
     expect((await c.request('PUT', `/api/plugins/${id}/status`, { body: { action: 'restore' } })).body.data).toMatchObject({ status: 'enabled', consecutive_failures: 0 });
     expect((await c.request('PUT', `/api/plugins/${id}/status`, { body: { action: 'pause' } })).status).toBe(400);

@@ -127,8 +127,8 @@ describe('workflow writes carry the workflow as creator or last editor', () => {
 describe('a workflow is an editor of its own base and nothing more', () => {
   it('roleIn: editor of the base of its table, a stranger to every other base', async () => {
     const actor: WorkflowActor = { kind: 'workflow', id: 'wflexample', baseId: owner.defaultBaseId, isAdmin: false };
-    expect(c.app.services.access.roleIn(actor, owner.defaultBaseId)).toBe('editor');
-    expect(c.app.services.access.roleIn(actor, stranger.defaultBaseId)).toBeNull();
+    expect(await c.app.services.access.roleIn(actor, owner.defaultBaseId)).toBe('editor');
+    expect(await c.app.services.access.roleIn(actor, stranger.defaultBaseId)).toBeNull();
   });
 
   it("the plugin gateway checks a workflow's data calls by scope: its own base works, another base and higher powers are refused", async () => {

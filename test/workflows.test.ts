@@ -222,10 +222,10 @@ describe('triggers and runs', () => {
     c.app.sqlite.prepare(`INSERT INTO workflow_runs (id, workflow_id, table_id, record_id, trigger_type, depth, status, queued_at, started_at, steps)
       VALUES ('runcrashed', ?, ?, ?, 'manual', 0, 'running', ?, ?, '[]')`).run(w.id, t, rec.id, new Date().toISOString(), new Date().toISOString());
     const { createWorkflowRunner } = await import('../src/domain/workflow-runner.js');
-    const fresh = createWorkflowRunner({ sqlite: c.app.sqlite, workflows: c.app.services.workflows, records: c.app.services.records, fields: c.app.services.fields, fetch: async () => { throw new Error('unused'); } });
-    fresh.start();
+    const fresh = createWorkflowRunner({ store: c.app.store, workflows: c.app.services.workflows, records: c.app.services.records, fields: c.app.services.fields, fetch: async () => { throw new Error('unused'); } });
+    await fresh.start();
     await fresh.stop();
-    c.app.runner.start();
+    await c.app.runner.start();
     const log = await runs(w.id);
     expect(log.items.find((r: any) => r.run_id === 'runcrashed')).toMatchObject({ status: 'failed', error: expect.stringMatching(/interrupted/) });
   });

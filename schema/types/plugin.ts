@@ -227,7 +227,7 @@ builder.mutationFields((t) => ({
         pluginBaseRole: { baseId: a.baseId, role: 'editor', message: `Running a script plugin needs the editor role in base ${a.baseId}` },
       },
     }),
-    resolve: (_r, a, ctx, info) => ctx.services.pluginRuns.runPlugin(scriptCaller(info.schema, ctx, a.id, a.baseId), a.id, a),
+    resolve: async (_r, a, ctx, info) => ctx.services.pluginRuns.runPlugin(await scriptCaller(info.schema, ctx, a.id, a.baseId), a.id, a),
   }),
   callPluginEndpoint: t.field({
     type: 'JSON',
@@ -240,7 +240,7 @@ builder.mutationFields((t) => ({
         pluginBaseRole: { baseId: a.baseId, role: 'viewer' }, pluginInstalled: { pluginId: a.id, baseId: a.baseId },
       },
     }),
-    resolve: (_r, a, ctx, info) => ctx.services.pluginRuns.callEndpoint(scriptCaller(info.schema, ctx, a.id, a.baseId), a.id, a.endpoint, a),
+    resolve: async (_r, a, ctx, info) => ctx.services.pluginRuns.callEndpoint(await scriptCaller(info.schema, ctx, a.id, a.baseId), a.id, a.endpoint, a),
   }),
   pluginProxy: t.field({
     type: ProxyAnswer,

@@ -42,10 +42,10 @@ builder.mutationFields((t) => ({
       description: t.arg.string({ required: false }),
       fields: t.arg({ type: [FieldInput], required: false, description: 'Fields to create with the table, in order (name and type each)' }),
     },
-    authScopes: (_r, a, ctx) =>
-      ctx.actor ? { baseRole: { baseId: ctx.services.tables.targetBase(ctx.actor, a.baseId || null), role: 'admin' } } : { loggedIn: true },
-    resolve: (_r, a, ctx) =>
-      ctx.services.tables.createTable(ctx.services.tables.targetBase(ctx.actor!, a.baseId || null), a),
+    authScopes: async (_r, a, ctx) =>
+      ctx.actor ? { baseRole: { baseId: await ctx.services.tables.targetBase(ctx.actor, a.baseId || null), role: 'admin' } } : { loggedIn: true },
+    resolve: async (_r, a, ctx) =>
+      ctx.services.tables.createTable(await ctx.services.tables.targetBase(ctx.actor!, a.baseId || null), a),
   }),
   updateTable: t.field({
     type: Table,

@@ -1,28 +1,43 @@
-// Revoked token ids: persisted in SQLite, checked in memory on every request (no query per request).
-import type Database from 'better-sqlite3';
+// Revoked token ids: persisted in the database, checked in memory on every request (no query per request).
+import { lt } from 'drizzle-orm';
+import type { Store, UnitOfWork } from '../db/store.js';
 
 export interface RevocationList {
   isRevoked(jti: string): boolean;
-  /** Records revocations; `expiresAt` is the token's exp in seconds, after which the entry can be forgotten. */
-  revoke(entries: Array<{ jti: string; expiresAt: number }>): void;
+  /** Records revocations in a transaction of their own; `expiresAt` is the token's exp in seconds, after which the entry can be forgotten. */
+  revoke(entries: Array<{ jti: string; expiresAt: number }>): Promise<void>;
+  /** `revoke` as a step of the caller's transaction: the in-memory list learns of the entries once it commits. */
+  revokeIn(uow: UnitOfWork, entries: Array<{ jti: string; expiresAt: number }>): Promise<void>;
 }
 
+/** Rows per insert, well under every engine's limit of bound parameters. */
+const CHUNK = 500;
+
 /** The in-process list; a multi-process deployment would put the same interface in front of a shared store. */
-export function createRevocationList(sqlite: Database.Database): RevocationList {
+export async function createRevocationList(store: Store): Promise<RevocationList> {
+  const { revokedTokens } = store.schema;
   const nowSec = () => Math.floor(Date.now() / 1000);
-  sqlite.prepare('DELETE FROM revoked_tokens WHERE expires_at < ?').run(nowSec());
+  await store.transaction(async (tx) => {
+    await tx.db.delete(revokedTokens).where(lt(revokedTokens.expiresAt, nowSec()));
+  });
   const revoked = new Map<string, number>(
-    (sqlite.prepare('SELECT jti, expires_at FROM revoked_tokens').raw().all() as [string, number][]),
+    (await store.db.select({ jti: revokedTokens.jti, expiresAt: revokedTokens.expiresAt }).from(revokedTokens)).map((r) => [r.jti, r.expiresAt]),
   );
-  const insert = sqlite.prepare('INSERT OR IGNORE INTO revoked_tokens (jti, expires_at, revoked_at) VALUES (?, ?, ?)');
+
+  async function revokeIn(uow: UnitOfWork, entries: Array<{ jti: string; expiresAt: number }>): Promise<void> {
+    const at = new Date().toISOString();
+    for (let i = 0; i < entries.length; i += CHUNK) {
+      const rows = entries.slice(i, i + CHUNK).map((e) => ({ jti: e.jti, expiresAt: e.expiresAt, revokedAt: at }));
+      await uow.db.insert(revokedTokens).values(rows).onConflictDoNothing();
+    }
+    uow.afterCommit(() => {
+      for (const e of entries) revoked.set(e.jti, e.expiresAt);
+    });
+  }
+
   return {
     isRevoked: (jti) => revoked.has(jti),
-    revoke(entries) {
-      const at = new Date().toISOString();
-      sqlite.transaction(() => {
-        for (const e of entries) insert.run(e.jti, e.expiresAt, at);
-      }).immediate();
-      for (const e of entries) revoked.set(e.jti, e.expiresAt);
-    },
+    revoke: (entries) => store.transaction((tx) => revokeIn(tx, entries)),
+    revokeIn,
   };
 }

@@ -1,6 +1,6 @@
 // Base roles: who may do what in a base (contract section 2). Used by the schema's scope checks.
 import { and, eq, sql } from 'drizzle-orm';
-import { baseMembers, bases, fields, tables, workflows } from '../db/schema.js';
+import { first, type UnitOfWork } from '../db/store.js';
 import { notFound } from '../errors.js';
 import type { Actor, Deps } from './deps.js';
 
@@ -10,50 +10,76 @@ export type Role = (typeof ROLES)[number];
 export const roleRank = (role: Role) => ROLES.indexOf(role);
 export const atLeast = (role: Role | null, min: Role) => role !== null && roleRank(role) >= roleRank(min);
 
-export function createAccess({ orm }: Deps) {
-  const roleQuery = orm
+export function createAccess({ store }: Deps) {
+  const { baseMembers, bases, fields, tables, workflows } = store.schema;
+  // Prepared once on the store (reads outside transactions): every scope check runs them.
+  const roleQuery = store.db
     .select({ role: baseMembers.role })
     .from(baseMembers)
     .where(and(eq(baseMembers.baseId, sql.placeholder('baseId')), eq(baseMembers.userId, sql.placeholder('userId'))))
     .prepare();
-  const baseExists = orm.select({ id: bases.id }).from(bases).where(eq(bases.id, sql.placeholder('id'))).prepare();
-  const tableBase = orm.select({ baseId: tables.baseId }).from(tables).where(eq(tables.id, sql.placeholder('id'))).prepare();
-  const fieldTable = orm.select({ tableId: fields.tableId }).from(fields).where(eq(fields.id, sql.placeholder('id'))).prepare();
-  const workflowTable = orm.select({ tableId: workflows.tableId }).from(workflows).where(eq(workflows.id, sql.placeholder('id'))).prepare();
+  const baseExists = store.db.select({ id: bases.id }).from(bases).where(eq(bases.id, sql.placeholder('id'))).prepare();
+  const tableBase = store.db.select({ baseId: tables.baseId }).from(tables).where(eq(tables.id, sql.placeholder('id'))).prepare();
+  const fieldTable = store.db.select({ tableId: fields.tableId }).from(fields).where(eq(fields.id, sql.placeholder('id'))).prepare();
+  const workflowTable = store.db.select({ tableId: workflows.tableId }).from(workflows).where(eq(workflows.id, sql.placeholder('id'))).prepare();
+
+  /** The role that needs no query: a workflow's and a system administrator's; undefined for a user or an application. */
+  function fixedRole(actor: Actor, baseId: string): Role | null | undefined {
+    if (actor.kind === 'workflow') return actor.baseId === baseId ? 'editor' : null;
+    if (actor.isAdmin) return 'owner';
+    return undefined;
+  }
+
+  /**
+   * The actor's role in a base, or null for a non-member; a system administrator is owner of every base, and a
+   * workflow is editor of the base of its own table (its steps write records there) and a stranger elsewhere.
+   * Reads outside transactions.
+   */
+  async function roleIn(actor: Actor, baseId: string): Promise<Role | null> {
+    const fixed = fixedRole(actor, baseId);
+    if (fixed !== undefined) return fixed;
+    const [row] = await roleQuery.execute({ baseId, userId: actor.id });
+    return (row?.role as Role | undefined) ?? null;
+  }
+
+  /** The base a table, a field, a workflow or a base id refers to; 404 naming the missing thing. Reads outside transactions. */
+  async function baseOf(ref: { baseId?: string; tableId?: string; fieldId?: string; workflowId?: string }): Promise<string> {
+    if (ref.baseId !== undefined) {
+      if (!(await baseExists.execute({ id: ref.baseId }))[0]) throw notFound(`Base ${ref.baseId} not found`);
+      return ref.baseId;
+    }
+    if (ref.tableId !== undefined) {
+      const [row] = await tableBase.execute({ id: ref.tableId });
+      if (!row) throw notFound(`Table ${ref.tableId} not found`);
+      return row.baseId;
+    }
+    if (ref.fieldId !== undefined) {
+      const [row] = await fieldTable.execute({ id: ref.fieldId });
+      if (!row) throw notFound(`Field ${ref.fieldId} not found`);
+      return baseOf({ tableId: row.tableId });
+    }
+    if (ref.workflowId !== undefined) {
+      const [row] = await workflowTable.execute({ id: ref.workflowId });
+      if (!row) throw notFound(`Workflow ${ref.workflowId} not found`);
+      return baseOf({ tableId: row.tableId });
+    }
+    throw new Error('baseOf needs a reference');
+  }
 
   return {
+    roleIn,
     /**
-     * The actor's role in a base, or null for a non-member; a system administrator is owner of every base, and a
-     * workflow is editor of the base of its own table (its steps write records there) and a stranger elsewhere.
+     * `roleIn` as a step of a unit of work: inside a transaction it reads through it, so it sees the memberships the
+     * transaction has written; outside it is `roleIn`.
      */
-    roleIn(actor: Actor, baseId: string): Role | null {
-      if (actor.kind === 'workflow') return actor.baseId === baseId ? 'editor' : null;
-      if (actor.isAdmin) return 'owner';
-      return (roleQuery.get({ baseId, userId: actor.id })?.role as Role | undefined) ?? null;
+    async roleWithin(uow: UnitOfWork, actor: Actor, baseId: string): Promise<Role | null> {
+      if (!uow.inTransaction) return roleIn(actor, baseId);
+      const fixed = fixedRole(actor, baseId);
+      if (fixed !== undefined) return fixed;
+      const row = await first(uow.db.select({ role: baseMembers.role }).from(baseMembers).where(and(eq(baseMembers.baseId, baseId), eq(baseMembers.userId, actor.id))).limit(1));
+      return (row?.role as Role | undefined) ?? null;
     },
-    /** The base a table, a field, a workflow or a base id refers to; 404 naming the missing thing. */
-    baseOf(ref: { baseId?: string; tableId?: string; fieldId?: string; workflowId?: string }): string {
-      if (ref.baseId !== undefined) {
-        if (!baseExists.get({ id: ref.baseId })) throw notFound(`Base ${ref.baseId} not found`);
-        return ref.baseId;
-      }
-      if (ref.tableId !== undefined) {
-        const row = tableBase.get({ id: ref.tableId });
-        if (!row) throw notFound(`Table ${ref.tableId} not found`);
-        return row.baseId;
-      }
-      if (ref.fieldId !== undefined) {
-        const row = fieldTable.get({ id: ref.fieldId });
-        if (!row) throw notFound(`Field ${ref.fieldId} not found`);
-        return this.baseOf({ tableId: row.tableId });
-      }
-      if (ref.workflowId !== undefined) {
-        const row = workflowTable.get({ id: ref.workflowId });
-        if (!row) throw notFound(`Workflow ${ref.workflowId} not found`);
-        return this.baseOf({ tableId: row.tableId });
-      }
-      throw new Error('baseOf needs a reference');
-    },
+    baseOf,
   };
 }
 

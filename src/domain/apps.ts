@@ -2,8 +2,7 @@
 // Applications are cached in memory so verifying a request needs no query (spec 1, 2.2).
 import { createHash, randomBytes, timingSafeEqual, randomUUID } from 'node:crypto';
 import { and, desc, eq, gt, isNull, inArray, sql } from 'drizzle-orm';
-import { appTokens, apps, bases } from '../db/schema.js';
-import { writeTransaction } from '../db/connection.js';
+import { first, type Schema, type UnitOfWork } from '../db/store.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import { nowIso } from '../ids.js';
 import type { AuditLog } from './audit.js';
@@ -16,7 +15,7 @@ export const APP_TOKEN_TTL = 7200;
 export const DEFAULT_RATE_LIMIT = 600;
 export const DEFAULT_WRITE_RATE_LIMIT = 300;
 
-export type AppRow = typeof apps.$inferSelect;
+export type AppRow = Schema['apps']['$inferSelect'];
 export interface AppInput {
   appName?: unknown;
   callbackUrl?: unknown;
@@ -49,15 +48,12 @@ const bad = (field: string, message: string) => badRequest(`${field} ${message}`
 export const openApiAudience = (publicUrl: string) => `${publicUrl}/api/open/v1`;
 
 export function createAppService(deps: Deps, audit: AuditLog) {
-  const { sqlite, orm, tokens, revocations, config } = deps;
+  const { store, tokens, revocations, config } = deps;
+  const { appTokens, apps, bases } = store.schema;
   const audience = openApiAudience(config.publicUrl);
 
-  const insertToken = orm.insert(appTokens).values({
-    jti: sql.placeholder('jti'), appId: sql.placeholder('appId'), scope: sql.placeholder('scope'),
-    issuedAt: sql.placeholder('issuedAt'), expiresAt: sql.placeholder('expiresAt'),
-  }).prepare();
-
-  // The in-memory registry; every change below writes the database first, then refreshes the entry.
+  // The in-memory registry, loaded once at start; every change below writes the database first, then refreshes the
+  // entry once the change has committed.
   const byId = new Map<string, AppRow>();
   const byClientId = new Map<string, AppRow>();
   function remember(row: AppRow | undefined, id: string) {
@@ -69,16 +65,32 @@ export function createAppService(deps: Deps, audit: AuditLog) {
       byClientId.set(row.clientId, row);
     }
   }
-  for (const row of orm.select().from(apps).all()) remember(row, row.id);
+  let loaded = false;
+  const loading = (async () => {
+    for (const row of await store.db.select().from(apps)) remember(row, row.id);
+    loaded = true;
+  })();
+  // A failed load is reported by every call that waits for it, not as an unhandled rejection.
+  loading.catch(() => {});
+  /**
+   * Waits for the registry's first load. Everything that reads or changes the registry waits for it first (the hot
+   * paths only test `loaded`), so the load never overwrites a later change; `current` needs no wait, since it is only
+   * asked about an application whose token `actorFromClaims` has accepted.
+   */
+  async function registry() {
+    if (!loaded) await loading;
+  }
 
-  function load(id: string): AppRow {
+  async function load(id: string): Promise<AppRow> {
+    await registry();
     const row = byId.get(id);
     if (!row) throw notFound(`Application ${id} not found`);
     return row;
   }
 
-  function validate(input: AppInput, creating: boolean) {
-    const out: Partial<typeof apps.$inferInsert> = {};
+  /** Reads outside transactions (the allow-list's bases must exist). */
+  async function validate(input: AppInput, creating: boolean) {
+    const out: Partial<Schema['apps']['$inferInsert']> = {};
     if (creating || input.appName !== undefined) {
       if (typeof input.appName !== 'string' || input.appName.trim().length < 1 || input.appName.length > 100) throw bad('app_name', 'must be 1 to 100 characters');
       out.appName = input.appName.trim();
@@ -104,7 +116,7 @@ export function createAppService(deps: Deps, audit: AuditLog) {
       const b = input.allowedBases ?? [];
       if (!Array.isArray(b) || b.some((x) => typeof x !== 'string')) throw bad('allowed_bases', 'must be an array of base ids');
       const ids = [...new Set(b as string[])];
-      const found = new Set(ids.length ? orm.select({ id: bases.id }).from(bases).where(inArray(bases.id, ids)).all().map((r) => r.id) : []);
+      const found = new Set(ids.length ? (await store.db.select({ id: bases.id }).from(bases).where(inArray(bases.id, ids))).map((r) => r.id) : []);
       const missing = ids.find((id) => !found.has(id));
       if (missing) throw bad('allowed_bases', `names a base that does not exist: ${missing}`);
       out.allowedBases = ids;
@@ -122,24 +134,31 @@ export function createAppService(deps: Deps, audit: AuditLog) {
     return out;
   }
 
-  function tokenInfo(row: typeof appTokens.$inferSelect): TokenInfo {
+  function tokenInfo(row: Schema['appTokens']['$inferSelect']): TokenInfo {
     return {
       jti: row.jti, scope: row.scope, issuedAt: row.issuedAt, expiresAt: new Date(row.expiresAt * 1000).toISOString(),
       revoked: row.revokedAt !== null || revocations.isRevoked(row.jti), revokedAt: row.revokedAt,
     };
   }
 
-  function revokeWhere(appId: string, jti?: string): number {
+  /** The application's row read through the transaction; 404 when it went in the meantime. */
+  async function rowIn(tx: UnitOfWork, id: string): Promise<AppRow> {
+    const row = await first(tx.db.select().from(apps).where(eq(apps.id, id)).limit(1));
+    if (!row) throw notFound(`Application ${id} not found`);
+    return row;
+  }
+
+  /** Inside a transaction: revokes one token or every live one of an application; how many were revoked now. */
+  async function revokeWhere(tx: UnitOfWork, appId: string, jti?: string): Promise<number> {
     const now = Math.floor(Date.now() / 1000);
     const where = jti
       ? and(eq(appTokens.appId, appId), eq(appTokens.jti, jti))
       : and(eq(appTokens.appId, appId), isNull(appTokens.revokedAt), gt(appTokens.expiresAt, now));
-    const rows = orm.select().from(appTokens).where(where).all();
-    const fresh = rows.filter((r) => r.revokedAt === null);
+    const fresh = (await tx.db.select().from(appTokens).where(where)).filter((r) => r.revokedAt === null);
     if (fresh.length) {
-      const at = nowIso();
-      orm.update(appTokens).set({ revokedAt: at }).where(inArray(appTokens.jti, fresh.map((r) => r.jti))).run();
-      revocations.revoke(fresh.map((r) => ({ jti: r.jti, expiresAt: r.expiresAt })));
+      // The same rows as just read: the transaction holds the write lock.
+      await tx.db.update(appTokens).set({ revokedAt: nowIso() }).where(and(where, isNull(appTokens.revokedAt)));
+      await revocations.revokeIn(tx, fresh.map((r) => ({ jti: r.jti, expiresAt: r.expiresAt })));
     }
     return fresh.length;
   }
@@ -162,6 +181,7 @@ export function createAppService(deps: Deps, audit: AuditLog) {
     current: (id: string) => byId.get(id),
 
     async listApps(): Promise<AppRow[]> {
+      await registry();
       return [...byId.values()].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
     },
     async getApp(id: string): Promise<AppRow> {
@@ -169,75 +189,77 @@ export function createAppService(deps: Deps, audit: AuditLog) {
     },
 
     async createApp(input: AppInput, requestId: string): Promise<{ app: AppRow; clientSecret: string }> {
-      const values = validate(input, true);
+      const values = await validate(input, true);
       const clientSecret = `os_${randomToken(32)}`;
-      return writeTransaction(sqlite, () => {
+      await registry();
+      return store.transaction(async (tx) => {
         const now = nowIso();
         const id = randomUUID();
-        orm.insert(apps).values({
+        await tx.db.insert(apps).values({
           id, appName: values.appName!, callbackUrl: values.callbackUrl!, scopes: values.scopes!, allowedBases: values.allowedBases!,
           clientId: `oa_${randomToken(24)}`, secretHash: hashSecret(clientSecret).toString('hex'), isActive: values.isActive ?? true,
           rateLimitPerMinute: values.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT,
           writeRateLimitPerMinute: values.writeRateLimitPerMinute ?? DEFAULT_WRITE_RATE_LIMIT,
           createdAt: now, updatedAt: now,
-        }).run();
-        const row = orm.select().from(apps).where(eq(apps.id, id)).get()!;
-        audit.record({ appId: id, action: 'app.create', requestId, detail: { app_name: row.appName, scopes: row.scopes, allowed_bases: row.allowedBases } });
-        remember(row, id);
+        });
+        const row = await rowIn(tx, id);
+        await audit.record(tx, { appId: id, action: 'app.create', requestId, detail: { app_name: row.appName, scopes: row.scopes, allowed_bases: row.allowedBases } });
+        tx.afterCommit(() => remember(row, id));
         return { app: row, clientSecret };
       });
     },
 
     async updateApp(id: string, input: AppInput, requestId: string): Promise<AppRow> {
-      load(id);
-      const changes = validate(input, false);
-      return writeTransaction(sqlite, () => {
-        orm.update(apps).set({ ...changes, updatedAt: nowIso() }).where(eq(apps.id, id)).run();
-        const row = orm.select().from(apps).where(eq(apps.id, id)).get()!;
+      await load(id);
+      const changes = await validate(input, false);
+      return store.transaction(async (tx) => {
+        await tx.db.update(apps).set({ ...changes, updatedAt: nowIso() }).where(eq(apps.id, id));
+        const row = await rowIn(tx, id);
         const detail = Object.fromEntries(Object.entries(changes).map(([k, v]) => [k.replace(/[A-Z]/g, (m) => `_${m.toLowerCase()}`), v]));
-        audit.record({ appId: id, action: 'app.update', requestId, detail });
-        remember(row, id);
+        await audit.record(tx, { appId: id, action: 'app.update', requestId, detail });
+        tx.afterCommit(() => remember(row, id));
         return row;
       });
     },
 
     async deleteApp(id: string, requestId: string): Promise<{ id: string; deleted: true }> {
-      load(id);
-      return writeTransaction(sqlite, () => {
-        const revoked = revokeWhere(id);
-        orm.delete(apps).where(eq(apps.id, id)).run();
-        audit.record({ appId: id, action: 'app.delete', requestId, detail: { revoked_tokens: revoked } });
-        remember(undefined, id);
+      await load(id);
+      return store.transaction(async (tx) => {
+        const revoked = await revokeWhere(tx, id);
+        const gone = await tx.db.delete(apps).where(eq(apps.id, id)).returning({ id: apps.id });
+        if (!gone.length) throw notFound(`Application ${id} not found`);
+        await audit.record(tx, { appId: id, action: 'app.delete', requestId, detail: { revoked_tokens: revoked } });
+        tx.afterCommit(() => remember(undefined, id));
         return { id, deleted: true as const };
       });
     },
 
     async resetSecret(id: string, requestId: string): Promise<{ app: AppRow; clientSecret: string }> {
-      load(id);
+      await load(id);
       const clientSecret = `os_${randomToken(32)}`;
-      return writeTransaction(sqlite, () => {
-        orm.update(apps).set({ secretHash: hashSecret(clientSecret).toString('hex'), updatedAt: nowIso() }).where(eq(apps.id, id)).run();
-        const row = orm.select().from(apps).where(eq(apps.id, id)).get()!;
-        audit.record({ appId: id, action: 'secret.reset', requestId });
-        remember(row, id);
+      return store.transaction(async (tx) => {
+        await tx.db.update(apps).set({ secretHash: hashSecret(clientSecret).toString('hex'), updatedAt: nowIso() }).where(eq(apps.id, id));
+        const row = await rowIn(tx, id);
+        await audit.record(tx, { appId: id, action: 'secret.reset', requestId });
+        tx.afterCommit(() => remember(row, id));
         return { app: row, clientSecret };
       });
     },
 
     async listTokens(id: string): Promise<TokenInfo[]> {
-      load(id);
-      return orm.select().from(appTokens).where(eq(appTokens.appId, id)).orderBy(desc(sql`rowid`)).limit(1000).all().map(tokenInfo);
+      await load(id);
+      return (await store.db.select().from(appTokens).where(eq(appTokens.appId, id)).orderBy(desc(sql`rowid`)).limit(1000)).map(tokenInfo);
     },
 
     async revokeTokens(id: string, jti: string | null | undefined, requestId: string): Promise<{ revoked: number }> {
-      load(id);
+      await load(id);
       if (jti !== undefined && jti !== null && (typeof jti !== 'string' || !jti)) throw bad('jti', 'must be a token id');
-      return writeTransaction(sqlite, () => {
-        if (jti && !orm.select({ jti: appTokens.jti }).from(appTokens).where(and(eq(appTokens.appId, id), eq(appTokens.jti, jti))).get()) {
+      return store.transaction(async (tx) => {
+        if (jti && !(await first(tx.db.select({ jti: appTokens.jti }).from(appTokens).where(and(eq(appTokens.appId, id), eq(appTokens.jti, jti))).limit(1)))) {
           throw notFound(`Token ${jti} is not a token of application ${id}`);
         }
-        const revoked = revokeWhere(id, jti ?? undefined);
-        audit.record({ appId: id, action: 'token.revoke', requestId, detail: { jti: jti ?? null, revoked } });
+        const revoked = await revokeWhere(tx, id, jti ?? undefined);
+        await audit.record(tx, { appId: id, action: 'token.revoke', requestId, detail: { jti: jti ?? null, revoked } });
         return { revoked };
       });
     },
@@ -249,6 +271,7 @@ export function createAppService(deps: Deps, audit: AuditLog) {
     async issueToken(req: { grantType?: string | null; clientId?: string | null; clientSecret?: string | null; scope?: string | null; basic?: boolean | null; credentialsInBoth?: boolean | null }): Promise<IssuedToken> {
       const basicHeaders = req.basic ? { 'WWW-Authenticate': 'Basic realm="table-service", charset="UTF-8"' } : undefined;
       if (req.credentialsInBoth) throw new AppError('invalid_request', 'Send client credentials either with HTTP Basic or in the body, not both');
+      if (!loaded) await loading;
       const app = req.clientId ? byClientId.get(req.clientId) : undefined;
       const given = hashSecret(req.clientSecret ?? '');
       const expected = app ? Buffer.from(app.secretHash, 'hex') : Buffer.alloc(32);
@@ -268,14 +291,17 @@ export function createAppService(deps: Deps, audit: AuditLog) {
       }
       const scope = scopes.join(' ');
       const { token, jti, iat, exp } = await tokens.sign({ sub: app.id, app_id: app.id, client_id: app.clientId, scope, token_type: 'app' }, audience, APP_TOKEN_TTL);
-      insertToken.run({ jti, appId: app.id, scope, issuedAt: new Date(iat * 1000).toISOString(), expiresAt: exp });
+      await store.transaction(async (tx) => {
+        await tx.db.insert(appTokens).values({ jti, appId: app.id, scope, issuedAt: new Date(iat * 1000).toISOString(), expiresAt: exp });
+      });
       return { accessToken: token, tokenType: 'Bearer', expiresIn: APP_TOKEN_TTL, scope };
     },
 
     /** Steps 2-3 of spec 1, 5.3 after the signature: the token must be an app token, not revoked, of an existing, active app. */
-    actorFromClaims(claims: TokenClaims): AppActor {
+    async actorFromClaims(claims: TokenClaims): Promise<AppActor> {
       if (claims.aud !== audience || typeof claims.app_id !== 'string') throw new AppError('UNAUTHORIZED', 'The token is not an Open API token');
       if (revocations.isRevoked(claims.jti)) throw new AppError('UNAUTHORIZED', 'The token has been revoked');
+      if (!loaded) await loading;
       const app = byId.get(claims.app_id);
       if (!app) throw new AppError('UNAUTHORIZED', 'The application no longer exists');
       if (!app.isActive) throw new AppError('FORBIDDEN', 'The application is disabled');

@@ -158,7 +158,7 @@ export function createAuthService(deps: Deps, users: UserService, apps: AppServi
     async login(emailInput: string, password: string, clientAddress: string): Promise<{ token: string; tokenType: 'Bearer'; expiresIn: number; user: User }> {
       const email = String(emailInput ?? '').trim().toLowerCase();
       throttle.check(email, clientAddress);
-      const row = users.findByEmail(email);
+      const row = await users.findByEmail(email);
       const ok = await verify(row?.passwordHash ?? DUMMY_HASH, String(password ?? '')).catch(() => false);
       if (!row || !ok) {
         throttle.fail(email, clientAddress);
@@ -171,7 +171,7 @@ export function createAuthService(deps: Deps, users: UserService, apps: AppServi
     },
 
     async logout(actor: UserActor): Promise<{ loggedOut: true }> {
-      deps.revocations.revoke([{ jti: actor.jti, expiresAt: actor.exp }]);
+      await deps.revocations.revoke([{ jti: actor.jti, expiresAt: actor.exp }]);
       return { loggedOut: true };
     },
 
@@ -189,7 +189,7 @@ export function createAuthService(deps: Deps, users: UserService, apps: AppServi
       if (claims.token_type === 'app') return apps.actorFromClaims(claims);
       if (claims.token_type !== 'user' || claims.aud !== USER_AUDIENCE) throw unauthorized('The token is invalid');
       if (deps.revocations.isRevoked(claims.jti)) throw unauthorized('The token has been revoked');
-      const user = users.findById(claims.sub);
+      const user = await users.findById(claims.sub);
       if (!user) throw unauthorized('The token belongs to a user that no longer exists');
       return { kind: 'user', id: user.id, isAdmin: user.isAdmin, email: user.email, name: user.name, jti: claims.jti, exp: claims.exp };
     },

@@ -1,7 +1,6 @@
 // Fields of a table: create, change (rename, retype with value conversion, options, required, index) and delete.
 import { and, asc, count, eq, max, sql } from 'drizzle-orm';
-import { fields, tables, baseMembers } from '../db/schema.js';
-import { writeTransaction } from '../db/connection.js';
+import { first, type UnitOfWork } from '../db/store.js';
 import { conflict, invalidField, notFound } from '../errors.js';
 import { FIELD_TYPE_NAMES, ValueError, type FieldDef, type ValueContext } from '../fields/field-type.js';
 import { fieldType, isFieldTypeName } from '../fields/registry.js';
@@ -19,70 +18,84 @@ export interface FieldInput {
 }
 
 
-/** `onSearchReset` hears of tables whose search index must be rebuilt after a field change. */
+/** `onSearchReset` hears (once the change has committed) of tables whose search index must be rebuilt after a field change. */
 export function createFieldService(deps: Deps, onSearchReset: (tableId: string) => void = () => {}) {
-  const { sqlite, orm, store } = deps;
+  const { store } = deps;
+  const { fields, tables, baseMembers } = store.schema;
 
-  const fieldsOfTable = orm.select().from(fields).where(eq(fields.tableId, sql.placeholder('tableId'))).orderBy(asc(fields.position)).prepare();
+  // Prepared once on the store, for the cached reads outside transactions.
+  const fieldsOfTable = store.db.select().from(fields).where(eq(fields.tableId, sql.placeholder('tableId'))).orderBy(asc(fields.position)).prepare();
 
   /**
-   * Field definitions by table, read on every record operation. Cleared by every change made here, and whenever
-   * another connection (another process, a restore) commits, which `PRAGMA data_version` reveals. Reads inside a
-   * transaction bypass the cache, since the transaction may still roll back.
+   * Field definitions by table, read on every record operation. Cleared by every change made here (when it is made and
+   * again once it has committed, so a reader that refilled the cache from the last commit meanwhile leaves nothing
+   * stale), and whenever another process commits, which `store.externalVersion()` reveals. Reads inside a transaction
+   * bypass the cache: they must see the transaction's own changes, which may still roll back.
    */
   const cache = new Map<string, FieldDef[]>();
   let seenVersion = -1;
+  /** Moves on every invalidation, so a read that began before one does not fill the cache with what it read. */
+  let generation = 0;
   function invalidate() {
     cache.clear();
+    generation++;
   }
-  function loadFields(tableId: string): FieldDef[] {
-    if (sqlite.inTransaction) return fieldsOfTable.all({ tableId }) as FieldDef[];
-    const version = sqlite.pragma('data_version', { simple: true }) as number;
+  /** After a change of field definitions inside `uow`. */
+  function changed(uow: UnitOfWork) {
+    invalidate();
+    uow.afterCommit(invalidate);
+  }
+  async function loadFields(uow: UnitOfWork, tableId: string): Promise<FieldDef[]> {
+    if (uow.inTransaction) return (await uow.db.select().from(fields).where(eq(fields.tableId, tableId)).orderBy(asc(fields.position))) as FieldDef[];
+    const version = store.externalVersion();
     if (version !== seenVersion) {
-      cache.clear();
+      invalidate();
       seenVersion = version;
     }
-    let defs = cache.get(tableId);
-    if (!defs) cache.set(tableId, (defs = fieldsOfTable.all({ tableId }) as FieldDef[]));
+    const cached = cache.get(tableId);
+    if (cached) return cached;
+    const seenGeneration = generation;
+    const defs = (await fieldsOfTable.execute({ tableId })) as FieldDef[];
+    if (generation === seenGeneration) cache.set(tableId, defs);
     return defs;
   }
 
-  function getField(tableId: string, fieldId: string): FieldDef {
-    const row = orm.select().from(fields).where(and(eq(fields.id, fieldId), eq(fields.tableId, tableId))).get();
+  async function getField(uow: UnitOfWork, tableId: string, fieldId: string): Promise<FieldDef> {
+    const row = await first(uow.db.select().from(fields).where(and(eq(fields.id, fieldId), eq(fields.tableId, tableId))).limit(1));
     if (!row) throw notFound(`Field ${fieldId} not found in table ${tableId}`);
     return row as FieldDef;
   }
 
   /** Link fields anywhere that point at a table. */
-  function linksTo(tableId: string): FieldDef[] {
-    return (orm.select().from(fields).where(eq(fields.type, 'link')).all() as FieldDef[]).filter((f) => f.config.table_id === tableId);
+  async function linksTo(uow: UnitOfWork, tableId: string): Promise<FieldDef[]> {
+    return ((await uow.db.select().from(fields).where(eq(fields.type, 'link'))) as FieldDef[]).filter((f) => f.config.table_id === tableId);
   }
 
-  function memberContext(baseId: string): ValueContext {
-    let members: Set<string> | undefined;
-    return {
-      isBaseMember(userId) {
-        members ??= new Set(orm.select({ id: baseMembers.userId }).from(baseMembers).where(eq(baseMembers.baseId, baseId)).all().map((m) => m.id));
-        return members.has(userId);
-      },
-    };
+  /**
+   * What field types check values against: the members of a base, loaded here, since types ask synchronously.
+   * Inside a transaction, pass `tx`, so members added by it count.
+   */
+  async function memberContext(uow: UnitOfWork, baseId: string): Promise<ValueContext> {
+    const rows = await uow.db.select({ id: baseMembers.userId }).from(baseMembers).where(eq(baseMembers.baseId, baseId));
+    const members = new Set(rows.map((m) => m.id));
+    return { isBaseMember: (userId) => members.has(userId) };
   }
 
-  function checkName(tableId: string, name: unknown, exceptId?: string): string {
+  async function checkName(uow: UnitOfWork, tableId: string, name: unknown, exceptId?: string): Promise<string> {
     if (typeof name !== 'string' || name.trim() === '' || name.length > 255) throw invalidField('name', 'must be 1 to 255 characters');
     const trimmed = name.trim();
-    const clash = loadFields(tableId).find((f) => f.name.toLowerCase() === trimmed.toLowerCase() && f.id !== exceptId);
+    const clash = (await loadFields(uow, tableId)).find((f) => f.name.toLowerCase() === trimmed.toLowerCase() && f.id !== exceptId);
     if (clash) throw conflict(`A field named "${clash.name}" already exists in this table`);
     return trimmed;
   }
 
   /** Validates type, options and config together; link targets must be tables of the same base. */
-  function settingsFor(baseId: string, type: FieldDef['type'], options: unknown, config: unknown) {
+  async function settingsFor(uow: UnitOfWork, baseId: string, type: FieldDef['type'], options: unknown, config: unknown) {
     if (config !== undefined && config !== null && (typeof config !== 'object' || Array.isArray(config))) throw invalidField('config', 'must be an object');
     try {
       const s = fieldType(type).normalizeSettings(options, (config ?? {}) as Record<string, unknown>);
       if (type === 'link') {
-        const target = orm.select({ baseId: tables.baseId }).from(tables).where(eq(tables.id, s.config.table_id as string)).get();
+        const target = await first(uow.db.select({ baseId: tables.baseId }).from(tables).where(eq(tables.id, s.config.table_id as string)).limit(1));
         if (!target || target.baseId !== baseId) throw new ValueError(`config.table_id ${s.config.table_id} is not a table of this base`);
       }
       return s;
@@ -103,39 +116,45 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
     return type;
   }
 
-  /** Inside a transaction: inserts the field's metadata and storage. */
-  function insertField(tableId: string, baseId: string, input: FieldInput): FieldDef {
-    const name = checkName(tableId, input.name);
+  /** Inside a transaction (`tx`): inserts the field's metadata and storage. */
+  async function insertField(tx: UnitOfWork, tableId: string, baseId: string, input: FieldInput): Promise<FieldDef> {
+    const name = await checkName(tx, tableId, input.name);
     const type = checkType(input.type);
     const required = checkBool('required', input.required) ?? false;
     const indexed = checkBool('indexed', input.indexed) ?? false;
-    const { options, config } = settingsFor(baseId, type, input.options, input.config);
+    const { options, config } = await settingsFor(tx, baseId, type, input.options, input.config);
     if (required && fieldType(type).readOnly) throw invalidField('required', `a ${type} field is set by the service and cannot be required`);
-    const position = (orm.select({ m: max(fields.position) }).from(fields).where(eq(fields.tableId, tableId)).get()?.m ?? -1) + 1;
+    const position = ((await first(tx.db.select({ m: max(fields.position) }).from(fields).where(eq(fields.tableId, tableId))))?.m ?? -1) + 1;
     const field: FieldDef = { id: newId('fld'), tableId, name, type, required, options, config, indexed };
-    orm.insert(fields).values({ ...field, position, createdAt: nowIso() }).run();
-    invalidate();
-    store.addField(tableId, field);
+    await tx.db.insert(fields).values({ ...field, position, createdAt: nowIso() });
+    changed(tx);
+    await tx.records.addField(tableId, field);
     return field;
   }
 
-  function baseOfTable(tableId: string): string {
-    const t = orm.select({ baseId: tables.baseId }).from(tables).where(eq(tables.id, tableId)).get();
+  async function baseOfTable(uow: UnitOfWork, tableId: string): Promise<string> {
+    const t = await first(uow.db.select({ baseId: tables.baseId }).from(tables).where(eq(tables.id, tableId)).limit(1));
     if (!t) throw notFound(`Table ${tableId} not found`);
     return t.baseId;
   }
 
-  /** Rewrites every value of a field under its new definition, converting what converts. */
-  function convertValues(baseId: string, before: FieldDef, after: FieldDef) {
+  /** Inside a transaction: rewrites every value of a field under its new definition, converting what converts. */
+  async function convertValues(tx: UnitOfWork, baseId: string, before: FieldDef, after: FieldDef) {
     const oldType = fieldType(before.type);
     const newType = fieldType(after.type);
-    const ctx = memberContext(baseId);
-    const converted = store.readField(before.tableId, before)
+    const ctx = await memberContext(tx, baseId);
+    const converted = (await tx.records.readField(before.tableId, before))
       .map(({ id, raw }) => ({ id, stored: newType.convert(oldType.fromStored(raw, before), after, ctx) }))
       .filter((v) => v.stored !== null && !(Array.isArray(v.stored) && v.stored.length === 0));
-    store.dropField(before.tableId, before);
-    store.addField(after.tableId, after);
-    store.fillField(after.tableId, after, converted);
+    await tx.records.dropField(before.tableId, before);
+    await tx.records.addField(after.tableId, after);
+    await tx.records.fillField(after.tableId, after, converted);
+  }
+
+  /** Inside a transaction: the table's search index is rebuilt in the background once the change has committed. */
+  async function resetSearch(tx: UnitOfWork, tableId: string) {
+    await tx.records.resetSearch(tableId);
+    tx.afterCommit(() => onSearchReset(tableId));
   }
 
   return {
@@ -148,20 +167,20 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
 
     async listFields(tableId: string, page?: number | null, pageSize?: number | null): Promise<Page<FieldDef>> {
       const p = pageArgs(page, pageSize, { defaultSize: 50, maxSize: 1000 });
-      baseOfTable(tableId);
-      const all = loadFields(tableId);
+      await baseOfTable(store, tableId);
+      const all = await loadFields(store, tableId);
       return { items: all.slice(p.offset, p.offset + p.pageSize), total: all.length, page: p.page, pageSize: p.pageSize };
     },
 
     async createField(tableId: string, input: FieldInput): Promise<FieldDef> {
-      return writeTransaction(sqlite, () => insertField(tableId, baseOfTable(tableId), input));
+      return store.transaction(async (tx) => insertField(tx, tableId, await baseOfTable(tx, tableId), input));
     },
 
     async updateField(tableId: string, fieldId: string, input: FieldInput): Promise<FieldDef> {
-      return writeTransaction(sqlite, () => {
-        const baseId = baseOfTable(tableId);
-        const before = getField(tableId, fieldId);
-        const name = input.name !== undefined ? checkName(tableId, input.name, fieldId) : before.name;
+      return store.transaction(async (tx) => {
+        const baseId = await baseOfTable(tx, tableId);
+        const before = await getField(tx, tableId, fieldId);
+        const name = input.name !== undefined ? await checkName(tx, tableId, input.name, fieldId) : before.name;
         const type = input.type !== undefined ? checkType(input.type) : before.type;
         const required = checkBool('required', input.required) ?? before.required;
         const indexed = checkBool('indexed', input.indexed) ?? before.indexed;
@@ -169,43 +188,41 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
         // A new type starts from its own defaults unless new options/config come with it.
         const options = input.options !== undefined ? input.options : typeChanged ? (type.endsWith('select') ? before.options ?? [] : null) : before.options;
         const config = input.config !== undefined ? input.config : typeChanged ? {} : before.config;
-        const settings = settingsFor(baseId, type, options, config);
+        const settings = await settingsFor(tx, baseId, type, options, config);
         if (required && fieldType(type).readOnly) throw invalidField('required', `a ${type} field is set by the service and cannot be required`);
         const after: FieldDef = { ...before, name, type, required, indexed, ...settings };
-        orm.update(fields).set({ name, type, required, indexed, options: settings.options, config: settings.config }).where(eq(fields.id, fieldId)).run();
-        invalidate();
+        await tx.db.update(fields).set({ name, type, required, indexed, options: settings.options, config: settings.config }).where(eq(fields.id, fieldId));
+        changed(tx);
         const valuesChange = typeChanged
           || JSON.stringify(settings.options) !== JSON.stringify(before.options)
           || JSON.stringify(settings.config) !== JSON.stringify(before.config);
         if (valuesChange) {
-          convertValues(baseId, before, after);
-          if (fieldType(before.type).searchable || fieldType(after.type).searchable) {
-            store.resetSearch(tableId);
-            onSearchReset(tableId);
-          }
+          await convertValues(tx, baseId, before, after);
+          if (fieldType(before.type).searchable || fieldType(after.type).searchable) await resetSearch(tx, tableId);
         }
-        else if (indexed !== before.indexed) store.setIndexed(tableId, after, indexed);
-        if (valuesChange || name !== before.name) store.forgetStatements();
+        else if (indexed !== before.indexed) await tx.records.setIndexed(tableId, after, indexed);
+        if (valuesChange || name !== before.name) {
+          // Again once committed: a read outside the transaction may have cached a plan of the old schema meanwhile.
+          tx.records.forgetStatements();
+          tx.afterCommit(() => tx.records.forgetStatements());
+        }
         return after;
       });
     },
 
     async deleteField(tableId: string, fieldId: string): Promise<{ id: string; deleted: true }> {
-      return writeTransaction(sqlite, () => {
-        const field = getField(tableId, fieldId);
-        store.dropField(tableId, field);
-        orm.delete(fields).where(eq(fields.id, fieldId)).run();
-        invalidate();
-        if (fieldType(field.type).searchable) {
-          store.resetSearch(tableId);
-          onSearchReset(tableId);
-        }
+      return store.transaction(async (tx) => {
+        const field = await getField(tx, tableId, fieldId);
+        await tx.records.dropField(tableId, field);
+        await tx.db.delete(fields).where(eq(fields.id, fieldId));
+        changed(tx);
+        if (fieldType(field.type).searchable) await resetSearch(tx, tableId);
         return { id: fieldId, deleted: true as const };
       });
     },
 
-    fieldCount(tableId: string) {
-      return orm.select({ n: count() }).from(fields).where(eq(fields.tableId, tableId)).get()!.n;
+    async fieldCount(tableId: string): Promise<number> {
+      return (await first(store.db.select({ n: count() }).from(fields).where(eq(fields.tableId, tableId))))!.n;
     },
   };
 }

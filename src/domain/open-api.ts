@@ -1,6 +1,6 @@
 // The Open API for applications (spec 1, 4.3): the allow-list, scopes, and records keyed by field id.
 import { asc, eq, inArray, sql } from 'drizzle-orm';
-import { bases, tables } from '../db/schema.js';
+import type { UnitOfWork } from '../db/store.js';
 import { AppError, notFound } from '../errors.js';
 import type { FieldDef } from '../fields/field-type.js';
 import type { AppService, Scope } from './apps.js';
@@ -15,7 +15,8 @@ export interface OpenBase { id: string; name: string; description: string; creat
 export interface OpenTable { id: string; baseId: string; name: string; description: string; createdAt: string; updatedAt: string }
 
 export function createOpenApiService(deps: Deps, apps: AppService, audit: AuditLog, fieldService: FieldService, records: RecordService) {
-  const { orm } = deps;
+  const { store } = deps;
+  const { bases, tables } = store.schema;
 
   /**
    * Spec 1, 5.3 after the token itself: an application token (a user token is refused), the base in the
@@ -32,20 +33,20 @@ export function createOpenApiService(deps: Deps, apps: AppService, audit: AuditL
     return actor;
   }
 
-  // Prepared once: every Open API request looks up its base and table.
-  const baseById = orm.select().from(bases).where(eq(bases.id, sql.placeholder('id'))).prepare();
-  const tableById = orm.select().from(tables).where(eq(tables.id, sql.placeholder('id'))).prepare();
+  // Prepared once on the store (reads outside transactions): every Open API request looks up its base and table.
+  const baseById = store.db.select().from(bases).where(eq(bases.id, sql.placeholder('id'))).prepare();
+  const tableById = store.db.select().from(tables).where(eq(tables.id, sql.placeholder('id'))).prepare();
 
-  function base(baseId: string) {
-    const row = baseById.get({ id: baseId });
+  async function base(baseId: string) {
+    const [row] = await baseById.execute({ id: baseId });
     if (!row) throw notFound(`Base ${baseId} not found`);
     return row;
   }
 
   /** A table inside the base of the path; a table of another base is as missing as one that does not exist. */
-  function table(baseId: string, tableId: string) {
-    base(baseId);
-    const row = tableById.get({ id: tableId });
+  async function table(baseId: string, tableId: string) {
+    await base(baseId);
+    const [row] = await tableById.execute({ id: tableId });
     if (!row || row.baseId !== baseId) throw notFound(`Table ${tableId} not found in base ${baseId}`);
     return row;
   }
@@ -63,8 +64,9 @@ export function createOpenApiService(deps: Deps, apps: AppService, audit: AuditL
   }
 
   function auditWrite(actor: AppActor, action: string, baseId: string, tableId: string, requestId: string) {
-    return (ids: string[]) => {
-      for (const recordId of ids) audit.record({ appId: actor.id, action, baseId, tableId, recordId, requestId });
+    // Runs inside the record write's transaction, so the entries commit or roll back with the write.
+    return async (tx: UnitOfWork, ids: string[]) => {
+      for (const recordId of ids) await audit.record(tx, { appId: actor.id, action, baseId, tableId, recordId, requestId });
     };
   }
 
@@ -74,47 +76,47 @@ export function createOpenApiService(deps: Deps, apps: AppService, audit: AuditL
     async listBases(actor: AppActor): Promise<OpenBase[]> {
       const allowed = apps.current(actor.id)?.allowedBases ?? [];
       if (!allowed.length) return [];
-      return orm.select().from(bases).where(inArray(bases.id, allowed)).orderBy(asc(bases.createdAt)).all();
+      return store.db.select().from(bases).where(inArray(bases.id, allowed)).orderBy(asc(bases.createdAt));
     },
     async getBase(baseId: string): Promise<OpenBase & { tables: OpenTable[] }> {
-      const row = base(baseId);
-      return { ...row, tables: orm.select().from(tables).where(eq(tables.baseId, baseId)).orderBy(asc(tables.createdAt)).all() };
+      const row = await base(baseId);
+      return { ...row, tables: await store.db.select().from(tables).where(eq(tables.baseId, baseId)).orderBy(asc(tables.createdAt)) };
     },
     async listTables(baseId: string): Promise<OpenTable[]> {
-      base(baseId);
-      return orm.select().from(tables).where(eq(tables.baseId, baseId)).orderBy(asc(tables.createdAt)).all();
+      await base(baseId);
+      return store.db.select().from(tables).where(eq(tables.baseId, baseId)).orderBy(asc(tables.createdAt));
     },
     async getTable(baseId: string, tableId: string): Promise<OpenTable & { fields: FieldDef[] }> {
-      return { ...table(baseId, tableId), fields: fieldService.loadFields(tableId) };
+      return { ...(await table(baseId, tableId)), fields: await fieldService.loadFields(store, tableId) };
     },
     async listFields(baseId: string, tableId: string): Promise<FieldDef[]> {
-      table(baseId, tableId);
-      return fieldService.loadFields(tableId);
+      await table(baseId, tableId);
+      return fieldService.loadFields(store, tableId);
     },
     async listRecords(baseId: string, tableId: string, q: { page?: number | null; perPage?: number | null; filter?: unknown; sort?: unknown }) {
-      table(baseId, tableId);
+      await table(baseId, tableId);
       return records.listRecords(tableId, { page: q.page, pageSize: q.perPage, filter: q.filter, sort: q.sort, keyBy: 'id', maxPageSize: MAX_PER_PAGE, sizeName: 'per_page' });
     },
     async searchRecords(baseId: string, tableId: string, q: { q: unknown; page?: number | null; perPage?: number | null }) {
-      table(baseId, tableId);
+      await table(baseId, tableId);
       return records.searchRecords(tableId, { q: q.q, page: q.page, pageSize: q.perPage, keyBy: 'id', maxPageSize: MAX_PER_PAGE, sizeName: 'per_page' });
     },
     async getRecord(baseId: string, tableId: string, recordId: string): Promise<ApiRecord> {
-      table(baseId, tableId);
+      await table(baseId, tableId);
       return records.getRecord(tableId, recordId, 'id');
     },
     async createRecord(actor: AppActor, baseId: string, tableId: string, body: unknown, requestId: string): Promise<ApiRecord> {
-      table(baseId, tableId);
-      const values = unwrap(body, fieldService.loadFields(tableId));
+      await table(baseId, tableId);
+      const values = unwrap(body, await fieldService.loadFields(store, tableId));
       return records.createRecord(actor, tableId, values, { keyBy: 'id', inTransaction: auditWrite(actor, 'record.create', baseId, tableId, requestId) });
     },
     async updateRecord(actor: AppActor, baseId: string, tableId: string, recordId: string, body: unknown, requestId: string): Promise<ApiRecord> {
-      table(baseId, tableId);
-      const values = unwrap(body, fieldService.loadFields(tableId));
+      await table(baseId, tableId);
+      const values = unwrap(body, await fieldService.loadFields(store, tableId));
       return records.updateRecord(actor, tableId, recordId, values, { keyBy: 'id', inTransaction: auditWrite(actor, 'record.update', baseId, tableId, requestId) });
     },
     async deleteRecord(actor: AppActor, baseId: string, tableId: string, recordId: string, requestId: string) {
-      table(baseId, tableId);
+      await table(baseId, tableId);
       return records.deleteRecord(tableId, recordId, { inTransaction: auditWrite(actor, 'record.delete', baseId, tableId, requestId) });
     },
   };

@@ -2,7 +2,7 @@
 import { badRequest } from '../errors.js';
 import { OPERATORS, ValueError, type FieldDef, type Operator } from '../fields/field-type.js';
 import { fieldType } from '../fields/registry.js';
-import type { Condition, ConditionGroup, SortKey } from '../db/record-store.js';
+import type { Condition, ConditionGroup, SortKey } from '../db/store.js';
 
 const MAX_DEPTH = 3;
 const MAX_SORT_KEYS = 5;

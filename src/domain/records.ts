@@ -1,6 +1,5 @@
 // Records: validation of written values against field types, all-or-nothing batches, and filtered, sorted pages.
-import { writeTransaction } from '../db/connection.js';
-import type { ConditionGroup, RowWrite, StoredRow } from '../db/record-store.js';
+import type { ConditionGroup, RowWrite, StoredRow, UnitOfWork } from '../db/store.js';
 import { AppError, badRequest, notFound, type ErrorDetail } from '../errors.js';
 import { ValueError, type FieldDef, type ValueContext } from '../fields/field-type.js';
 import { fieldType } from '../fields/registry.js';
@@ -26,7 +25,7 @@ export interface ApiRecord {
 /** How a write reports: values keyed by field name (v1, plugins) or id (Open API), and work to do in its transaction (audit). */
 export interface WriteOptions {
   keyBy?: 'name' | 'id';
-  inTransaction?: (recordIds: string[]) => void;
+  inTransaction?: (tx: UnitOfWork, recordIds: string[]) => Promise<void> | void;
   /** How many workflow-caused changes led to this write (0 or absent for people and applications). */
   depth?: number;
 }
@@ -45,7 +44,8 @@ export interface RecordChange {
 export interface RecordChangeListener {
   /** Whether updates of this table need the records as they were before. */
   wantsBefore(tableId: string): boolean;
-  changed(change: RecordChange): void;
+  /** Awaited inside the write transaction: what the listener writes through `tx` commits or rolls back with the write. */
+  changed(tx: UnitOfWork, change: RecordChange): Promise<void> | void;
 }
 
 export const MAX_BATCH = 1000;
@@ -58,8 +58,15 @@ function itemError(code: 'BAD_REQUEST' | 'NOT_FOUND', index: number | undefined,
   return new AppError(code, `${where}${message}`, { details: [detail] });
 }
 
+/** The value context of a table without user fields: no field type asks it anything. */
+const NO_MEMBERS: ValueContext = {
+  isBaseMember() {
+    throw new Error('base members were not loaded: only tables with a user field load them');
+  },
+};
+
 export function createRecordService(deps: Deps, tables: TableService, fieldService: FieldService, search: SearchIndexer) {
-  const { sqlite, store } = deps;
+  const { store } = deps;
   const listeners: RecordChangeListener[] = [];
 
   function toApi(fields: FieldDef[], row: StoredRow, keyBy: 'name' | 'id' = 'name'): ApiRecord {
@@ -117,10 +124,10 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
   }
 
   /** One query per linked table: every linked record must exist. */
-  function checkLinks(linkTargets: Map<FieldDef, Array<{ index?: number; ids: string[] }>>) {
+  async function checkLinks(tx: UnitOfWork, linkTargets: Map<FieldDef, Array<{ index?: number; ids: string[] }>>) {
     for (const [field, uses] of linkTargets) {
       const target = field.config.table_id as string;
-      const found = store.existing(target, [...new Set(uses.flatMap((u) => u.ids))]);
+      const found = await tx.records.existing(target, [...new Set(uses.flatMap((u) => u.ids))]);
       for (const use of uses) {
         const missing = use.ids.find((id) => !found.has(id));
         if (missing) throw itemError('BAD_REQUEST', use.index, `field "${field.name}": record ${missing} does not exist in the linked table`, field.name);
@@ -134,36 +141,45 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
     }
   }
 
-  function context(tableId: string) {
-    const table = tables.loadTable(tableId);
-    const fields = fieldService.loadFields(tableId);
-    return { table, fields, resolve: fieldResolver(fields), ctx: fieldService.memberContext(table.baseId) };
+  /** The table (404 when missing) and its fields: one table read and the cached field definitions outside transactions. */
+  async function context(uow: UnitOfWork, tableId: string) {
+    const table = await tables.loadTable(uow, tableId);
+    const fields = await fieldService.loadFields(uow, tableId);
+    return { table, fields };
   }
 
-  function create(actor: Actor | null, tableId: string, items: unknown[], single: boolean, opts: WriteOptions = {}): ApiRecord[] {
+  /** Inside a write transaction: what validating values needs. Only a user field asks for the base's members. */
+  async function writeContext(tx: UnitOfWork, tableId: string) {
+    const { table, fields } = await context(tx, tableId);
+    const ctx = fields.some((f) => f.type === 'user') ? await fieldService.memberContext(tx, table.baseId) : NO_MEMBERS;
+    return { fields, resolve: fieldResolver(fields), ctx };
+  }
+
+  async function create(actor: Actor | null, tableId: string, items: unknown[], single: boolean, opts: WriteOptions = {}): Promise<ApiRecord[]> {
     // Validation reads the field definitions inside the write transaction, so no schema change slips in between.
-    return writeTransaction(sqlite, () => {
-      const { fields, resolve, ctx } = context(tableId);
+    return store.transaction(async (tx) => {
+      const { fields, resolve, ctx } = await writeContext(tx, tableId);
       const links = new Map();
       const rows: RowWrite[] = items.map((item, i) => ({ id: newId('rec'), values: prepare(fields, resolve, ctx, item, 'create', single ? undefined : i, links) }));
-      checkLinks(links);
-      store.insert(tableId, fields, rows, nowIso(), actor?.id ?? null);
-      search.touch(tableId);
-      opts.inTransaction?.(rows.map((r) => r.id));
-      const after = store.getMany(tableId, fields, rows.map((r) => r.id));
+      await checkLinks(tx, links);
+      await tx.records.insert(tableId, fields, rows, nowIso(), actor?.id ?? null);
+      tx.afterCommit(() => search.touch(tableId));
+      const ids = rows.map((r) => r.id);
+      await opts.inTransaction?.(tx, ids);
+      const after = await tx.records.getMany(tableId, fields, ids);
       const byName = after.map((r) => toApi(fields, r));
       if (listeners.length) {
         const change: RecordChange = { tableId, kind: 'created', after: byName, fields, depth: opts.depth ?? 0 };
-        for (const l of listeners) l.changed(change);
+        for (const l of listeners) await l.changed(tx, change);
       }
       // Listeners see values by name; only an Open API write needs them keyed by id as well.
       return opts.keyBy === 'id' ? after.map((r) => toApi(fields, r, 'id')) : byName;
     });
   }
 
-  function update(actor: Actor | null, tableId: string, items: Array<{ id: unknown; fields: unknown }>, single: boolean, opts: WriteOptions = {}): ApiRecord[] {
-    return writeTransaction(sqlite, () => {
-      const { fields, resolve, ctx } = context(tableId);
+  async function update(actor: Actor | null, tableId: string, items: Array<{ id: unknown; fields: unknown }>, single: boolean, opts: WriteOptions = {}): Promise<ApiRecord[]> {
+    return store.transaction(async (tx) => {
+      const { fields, resolve, ctx } = await writeContext(tx, tableId);
       const links = new Map();
       const seen = new Set<string>();
       const rows: RowWrite[] = items.map((item, i) => {
@@ -174,32 +190,32 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
         seen.add(item.id);
         return { id: item.id, values: prepare(fields, resolve, ctx, item.fields, 'update', index, links) };
       });
-      const found = store.existing(tableId, rows.map((r) => r.id));
+      const found = await tx.records.existing(tableId, rows.map((r) => r.id));
       rows.forEach((r, i) => {
         if (!found.has(r.id)) throw itemError('NOT_FOUND', single ? undefined : i, `record ${r.id} not found in table ${tableId}`, 'id');
       });
-      checkLinks(links);
+      await checkLinks(tx, links);
       const ids = rows.map((r) => r.id);
       const before = listeners.some((l) => l.wantsBefore(tableId))
-        ? new Map(store.getMany(tableId, fields, ids).map((r) => [r.id, toApi(fields, r)]))
+        ? new Map((await tx.records.getMany(tableId, fields, ids)).map((r) => [r.id, toApi(fields, r)]))
         : undefined;
-      store.update(tableId, fields, rows, nowIso(), actor?.id ?? null);
-      search.touch(tableId);
-      opts.inTransaction?.(ids);
-      const after = store.getMany(tableId, fields, ids);
+      await tx.records.update(tableId, fields, rows, nowIso(), actor?.id ?? null);
+      tx.afterCommit(() => search.touch(tableId));
+      await opts.inTransaction?.(tx, ids);
+      const after = await tx.records.getMany(tableId, fields, ids);
       const byName = after.map((r) => toApi(fields, r));
       if (listeners.length) {
         const change: RecordChange = { tableId, kind: 'updated', after: byName, before, fields, depth: opts.depth ?? 0 };
-        for (const l of listeners) l.changed(change);
+        for (const l of listeners) await l.changed(tx, change);
       }
       // Listeners see values by name; only an Open API write needs them keyed by id as well.
       return opts.keyBy === 'id' ? after.map((r) => toApi(fields, r, 'id')) : byName;
     });
   }
 
-  function remove(tableId: string, ids: unknown[], single: boolean, opts: WriteOptions = {}): string[] {
-    return writeTransaction(sqlite, () => {
-      const { fields } = context(tableId);
+  async function remove(tableId: string, ids: unknown[], single: boolean, opts: WriteOptions = {}): Promise<string[]> {
+    return store.transaction(async (tx) => {
+      const { fields } = await context(tx, tableId);
       const seen = new Set<string>();
       ids.forEach((id, i) => {
         const index = single ? undefined : i;
@@ -207,12 +223,12 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
         if (seen.has(id)) throw itemError('BAD_REQUEST', index, `record ${id} appears twice in the batch`, 'id');
         seen.add(id);
       });
-      const found = store.existing(tableId, ids as string[]);
+      const found = await tx.records.existing(tableId, ids as string[]);
       ids.forEach((id, i) => {
         if (!found.has(id as string)) throw itemError('NOT_FOUND', single ? undefined : i, `record ${id} not found in table ${tableId}`, 'id');
       });
-      store.delete(tableId, ids as string[], fields.filter((f) => f.type === 'link'), fieldService.linksTo(tableId));
-      opts.inTransaction?.(ids as string[]);
+      await tx.records.delete(tableId, ids as string[], fields.filter((f) => f.type === 'link'), await fieldService.linksTo(tx, tableId));
+      await opts.inTransaction?.(tx, ids as string[]);
       return ids as string[];
     });
   }
@@ -221,8 +237,8 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
     toApi,
 
     /** Whether one record matches a parsed filter (workflow condition nodes). */
-    matches(tableId: string, where: ConditionGroup, recordId: string): boolean {
-      return store.matching(tableId, where, [recordId]).has(recordId);
+    async matches(uow: UnitOfWork, tableId: string, where: ConditionGroup, recordId: string): Promise<boolean> {
+      return (await uow.records.matching(tableId, where, [recordId])).has(recordId);
     },
 
     /** Registers a listener that sees every record change inside its write transaction, whatever door it came through. */
@@ -235,10 +251,10 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       keyBy?: 'name' | 'id'; maxPageSize?: number; sizeName?: string;
     }): Promise<Page<ApiRecord>> {
       const p = pageArgs(q.page, q.pageSize, { defaultSize: 20, maxSize: q.maxPageSize ?? MAX_PAGE_SIZE, sizeName: q.sizeName });
-      const { fields } = context(tableId);
+      const { fields } = await context(store, tableId);
       const where = parseFilter(q.filter, fields);
       const sort = parseSort(q.sort, fields);
-      const { rows, total } = store.list(tableId, fields, { where, sort, limit: p.pageSize, offset: p.offset, withTotal: q.withTotal ?? true });
+      const { rows, total } = await store.records.list(tableId, fields, { where, sort, limit: p.pageSize, offset: p.offset, withTotal: q.withTotal ?? true });
       return { items: rows.map((r) => toApi(fields, r, q.keyBy)), total: total ?? -1, page: p.page, pageSize: p.pageSize };
     },
 
@@ -246,28 +262,28 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
     async searchRecords(tableId: string, q: { q: unknown; page?: number | null; pageSize?: number | null; keyBy?: 'name' | 'id'; maxPageSize?: number; sizeName?: string }): Promise<Page<ApiRecord>> {
       if (typeof q.q !== 'string' || q.q.trim() === '') throw badRequest('q is required: the words to search for', [{ field: 'q', message: 'required' }]);
       const p = pageArgs(q.page, q.pageSize, { defaultSize: 20, maxSize: q.maxPageSize ?? MAX_PAGE_SIZE, sizeName: q.sizeName });
-      const { fields } = context(tableId);
+      const { fields } = await context(store, tableId);
       const terms = [...new Set(q.q.trim().split(/\s+/))];
-      if (search.isPending(tableId)) writeTransaction(sqlite, () => search.catchUp(tableId, fields));
-      const { rows, total } = store.search(tableId, fields, terms, p.pageSize, p.offset);
+      if (search.isPending(tableId)) await store.transaction((tx) => search.catchUp(tx, tableId, fields));
+      const { rows, total } = await store.records.search(tableId, fields, terms, p.pageSize, p.offset);
       return { items: rows.map((r) => toApi(fields, r, q.keyBy)), total, page: p.page, pageSize: p.pageSize };
     },
 
     async getRecord(tableId: string, recordId: string, keyBy: 'name' | 'id' = 'name'): Promise<ApiRecord> {
-      const { fields } = context(tableId);
-      const [row] = store.getMany(tableId, fields, [recordId]);
+      const { fields } = await context(store, tableId);
+      const [row] = await store.records.getMany(tableId, fields, [recordId]);
       if (!row) throw notFound(`Record ${recordId} not found in table ${tableId}`);
       return toApi(fields, row, keyBy);
     },
 
     async createRecord(actor: Actor | null, tableId: string, values: unknown, opts?: WriteOptions): Promise<ApiRecord> {
-      return create(actor, tableId, [values], true, opts)[0];
+      return (await create(actor, tableId, [values], true, opts))[0];
     },
     async updateRecord(actor: Actor | null, tableId: string, recordId: string, values: unknown, opts?: WriteOptions): Promise<ApiRecord> {
-      return update(actor, tableId, [{ id: recordId, fields: values }], true, opts)[0];
+      return (await update(actor, tableId, [{ id: recordId, fields: values }], true, opts))[0];
     },
     async deleteRecord(tableId: string, recordId: string, opts?: WriteOptions): Promise<{ id: string; deleted: true }> {
-      remove(tableId, [recordId], true, opts);
+      await remove(tableId, [recordId], true, opts);
       return { id: recordId, deleted: true };
     },
 
@@ -287,9 +303,9 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
         if (action !== 'delete' && !('fields' in item)) throw itemError('BAD_REQUEST', i, '"fields" is required', 'fields');
         return item as Record<string, unknown>;
       };
-      if (action === 'create') return { items: create(actor, tableId, list.map((item, i) => asItem(item, i).fields), false) };
-      if (action === 'update') return { items: update(actor, tableId, list.map((item, i) => asItem(item, i) as { id: unknown; fields: unknown }), false) };
-      return { deleted: remove(tableId, list.map((item, i) => (typeof item === 'string' ? item : asItem(item, i).id)), false) };
+      if (action === 'create') return { items: await create(actor, tableId, list.map((item, i) => asItem(item, i).fields), false) };
+      if (action === 'update') return { items: await update(actor, tableId, list.map((item, i) => asItem(item, i) as { id: unknown; fields: unknown }), false) };
+      return { deleted: await remove(tableId, list.map((item, i) => (typeof item === 'string' ? item : asItem(item, i).id)), false) };
     },
   };
 }

@@ -1,6 +1,6 @@
 // Keeps keyword-search indexes caught up in the background, so record writes pay no tokenizing;
 // a search first catches its table up, so it always sees every committed write.
-import { writeTransaction } from '../db/connection.js';
+import type { UnitOfWork } from '../db/store.js';
 import type { Deps } from './deps.js';
 import type { FieldDef } from '../fields/field-type.js';
 import type { ActivityMonitor } from './activity.js';
@@ -11,41 +11,51 @@ const DELAY_MS = 50;
 const QUIET_MS = 100;
 const MAX_WAIT_MS = 1000;
 
-export function createSearchIndexer({ sqlite, store }: Deps, loadFields: (tableId: string) => FieldDef[], activity: ActivityMonitor) {
+export function createSearchIndexer({ store }: Deps, loadFields: (uow: UnitOfWork, tableId: string) => Promise<FieldDef[]>, activity: ActivityMonitor) {
   const pending = new Set<string>();
   let timer: NodeJS.Timeout | null = null;
+  /** The step under way: one at a time, the next is scheduled only once it has settled. */
+  let running: Promise<void> | null = null;
   let stopped = false;
   let lastChunk = Date.now();
 
   function schedule(delay = DELAY_MS) {
-    if (timer || stopped || pending.size === 0) return;
-    timer = setTimeout(step, delay);
+    if (timer || running || stopped || pending.size === 0) return;
+    timer = setTimeout(() => {
+      timer = null;
+      running = step().then((next) => {
+        running = null;
+        schedule(next);
+      });
+    }, delay);
     timer.unref();
   }
 
-  /** One chunk of one table per turn of the event loop, so requests keep flowing while a big table is indexed. */
-  function step() {
-    timer = null;
+  /**
+   * One chunk of one table per turn of the event loop, so requests keep flowing while a big table is indexed.
+   * Resolves (never rejects) with the delay before the next step.
+   */
+  async function step(): Promise<number> {
     const [tableId] = pending;
-    if (!tableId) return;
+    if (!tableId) return DELAY_MS;
     const now = Date.now();
-    if (activity.sinceLastRequest() < QUIET_MS && now - lastChunk < MAX_WAIT_MS) return schedule(QUIET_MS);
+    if (activity.sinceLastRequest() < QUIET_MS && now - lastChunk < MAX_WAIT_MS) return QUIET_MS;
     lastChunk = now;
     try {
-      const more = writeTransaction(sqlite, () => {
-        const fields = loadFields(tableId);
-        return store.syncSearch(tableId, fields, CHUNK);
+      await store.transaction(async (tx) => {
+        const more = await tx.records.syncSearch(tableId, await loadFields(tx, tableId), CHUNK);
+        // At commit, before any other write can commit and touch the table again.
+        if (!more) tx.afterCommit(() => pending.delete(tableId));
       });
-      if (!more) pending.delete(tableId);
     } catch (e) {
       pending.delete(tableId); // the table was deleted meanwhile, or the next write will schedule it again
-      if (!/no such table/.test(String(e))) console.error('search indexing failed:', e);
+      if (!stopped && !/no such table/.test(String(e))) console.error('search indexing failed:', e);
     }
-    schedule(0);
+    return 0;
   }
 
   return {
-    /** Notes that a table's search text changed. */
+    /** Notes that a table's search text changed (called once the write has committed). */
     touch(tableId: string) {
       pending.add(tableId);
       schedule();
@@ -53,18 +63,21 @@ export function createSearchIndexer({ sqlite, store }: Deps, loadFields: (tableI
     /** Whether a table has writes its search index has not caught up with (every write path calls touch). */
     isPending: (tableId: string) => pending.has(tableId),
     /** Inside a write transaction: brings one table fully up to date (before a search). */
-    catchUp(tableId: string, fields: FieldDef[]) {
-      while (store.syncSearch(tableId, fields, 50_000));
-      pending.delete(tableId);
+    async catchUp(tx: UnitOfWork, tableId: string, fields: FieldDef[]): Promise<void> {
+      while (await tx.records.syncSearch(tableId, fields, 50_000));
+      tx.afterCommit(() => pending.delete(tableId));
     },
     /** At start: every table may have rows left from before a restart. */
     touchAll(tableIds: string[]) {
       for (const id of tableIds) pending.add(id);
       schedule();
     },
-    stop() {
+    /** Stops indexing; resolves once a step under way has settled, so the store may then be closed. */
+    async stop(): Promise<void> {
       stopped = true;
       if (timer) clearTimeout(timer);
+      timer = null;
+      await running;
     },
   };
 }

@@ -1,7 +1,6 @@
-// Tables of a base: each is a real SQLite table created and dropped with its metadata.
-import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
-import { fields as fieldsTable, tables, users } from '../db/schema.js';
-import { writeTransaction } from '../db/connection.js';
+// Tables of a base: each is a real SQL table created and dropped with its metadata.
+import { asc, count, eq, inArray, sql } from 'drizzle-orm';
+import { first, type UnitOfWork } from '../db/store.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { newId, nowIso } from '../ids.js';
 import type { Access } from './access.js';
@@ -23,24 +22,27 @@ export interface Table {
 
 
 export function createTableService(deps: Deps, access: Access, bases: BaseService, fieldService: FieldService) {
-  const { sqlite, orm, store } = deps;
+  const { store } = deps;
+  const { tables, fields: fieldsTable, users } = store.schema;
 
-  // Prepared once: every record operation loads its table.
-  const byId = orm.select().from(tables).where(eq(tables.id, sql.placeholder('id'))).prepare();
-  function load(id: string): Table {
-    const row = byId.get({ id });
+  // Prepared once: every record operation loads its table (outside transactions; inside, the transaction reads).
+  const byId = store.db.select().from(tables).where(eq(tables.id, sql.placeholder('id'))).prepare();
+  async function load(uow: UnitOfWork, id: string): Promise<Table> {
+    const row = uow.inTransaction
+      ? await first(uow.db.select().from(tables).where(eq(tables.id, id)).limit(1))
+      : (await byId.execute({ id }))[0];
     if (!row) throw notFound(`Table ${id} not found`);
     return row;
   }
 
-  function assertUniqueName(baseId: string, name: string, exceptId?: string) {
-    const clash = orm.select({ id: tables.id, name: tables.name }).from(tables).where(eq(tables.baseId, baseId)).all()
+  async function assertUniqueName(tx: UnitOfWork, baseId: string, name: string, exceptId?: string) {
+    const clash = (await tx.db.select({ id: tables.id, name: tables.name }).from(tables).where(eq(tables.baseId, baseId)))
       .find((t) => t.name.toLowerCase() === name.toLowerCase() && t.id !== exceptId);
     if (clash) throw conflict(`A table named "${clash.name}" already exists in this base`);
   }
 
   return {
-    getTable: async (id: string) => load(id),
+    getTable: async (id: string) => load(store, id),
     loadTable: load,
 
     async listTables(actor: Actor, baseId: string | null | undefined, page?: number | null, pageSize?: number | null): Promise<Page<Table>> {
@@ -48,18 +50,18 @@ export function createTableService(deps: Deps, access: Access, bases: BaseServic
       let where;
       if (baseId) where = eq(tables.baseId, baseId);
       else {
-        const ids = bases.readableBaseIds(actor);
+        const ids = await bases.readableBaseIds(actor);
         where = ids === 'all' ? undefined : inArray(tables.baseId, ids);
       }
-      const items = orm.select().from(tables).where(where).orderBy(asc(tables.createdAt), asc(tables.id)).limit(p.pageSize).offset(p.offset).all();
-      const total = orm.select({ n: count() }).from(tables).where(where).get()!.n;
+      const items = await store.db.select().from(tables).where(where).orderBy(asc(tables.createdAt), asc(tables.id)).limit(p.pageSize).offset(p.offset);
+      const total = (await first(store.db.select({ n: count() }).from(tables).where(where)))!.n;
       return { items, total, page: p.page, pageSize: p.pageSize };
     },
 
     /** The base a new table goes to: the one named, or the caller's default base. */
-    targetBase(actor: Actor, baseId: string | null | undefined): string {
+    async targetBase(actor: Actor, baseId: string | null | undefined): Promise<string> {
       if (baseId) return access.baseOf({ baseId });
-      const user = orm.select({ defaultBaseId: users.defaultBaseId }).from(users).where(eq(users.id, actor.id)).get();
+      const user = await first(store.db.select({ defaultBaseId: users.defaultBaseId }).from(users).where(eq(users.id, actor.id)).limit(1));
       if (!user?.defaultBaseId) throw badRequest('base_id is required: you have no default base', [{ field: 'base_id', message: 'required' }]);
       return user.defaultBaseId;
     },
@@ -68,52 +70,55 @@ export function createTableService(deps: Deps, access: Access, bases: BaseServic
       const name = checkName(input.name);
       const description = checkDescription(input.description);
       if (input.fields !== undefined && input.fields !== null && !Array.isArray(input.fields)) throw badRequest('fields must be an array', [{ field: 'fields', message: 'must be an array' }]);
-      return writeTransaction(sqlite, () => {
-        assertUniqueName(baseId, name);
+      return store.transaction(async (tx) => {
+        await assertUniqueName(tx, baseId, name);
         const now = nowIso();
         const id = newId('tbl');
-        orm.insert(tables).values({ id, baseId, name, description, createdAt: now, updatedAt: now }).run();
-        store.createTable(id);
-        ((input.fields as FieldInput[] | undefined) ?? []).forEach((f, index) => {
+        await tx.db.insert(tables).values({ id, baseId, name, description, createdAt: now, updatedAt: now });
+        await tx.records.createTable(id);
+        const fieldInputs = (input.fields as FieldInput[] | undefined) ?? [];
+        for (const [index, f] of fieldInputs.entries()) {
           try {
             if (typeof f !== 'object' || f === null) throw badRequest('a field must be an object');
             // A link may point at the table being created.
-            fieldService.insertField(id, baseId, f);
+            await fieldService.insertField(tx, id, baseId, f);
           } catch (e) {
             if (e instanceof AppError) throw new AppError(e.code, `fields[${index}]: ${e.message}`, { details: [{ index, message: e.message }] });
             throw e;
           }
-        });
-        return load(id);
+        }
+        return load(tx, id);
       });
     },
 
     async updateTable(id: string, input: { name?: unknown; description?: unknown }): Promise<Table> {
-      return writeTransaction(sqlite, () => {
-        const table = load(id);
+      return store.transaction(async (tx) => {
+        const table = await load(tx, id);
         const changes: Partial<typeof tables.$inferInsert> = { updatedAt: nowIso() };
         if (input.name !== undefined) {
           changes.name = checkName(input.name);
-          assertUniqueName(table.baseId, changes.name, id);
+          await assertUniqueName(tx, table.baseId, changes.name, id);
         }
         if (input.description !== undefined) changes.description = checkDescription(input.description);
-        orm.update(tables).set(changes).where(eq(tables.id, id)).run();
-        return load(id);
+        await tx.db.update(tables).set(changes).where(eq(tables.id, id));
+        return load(tx, id);
       });
     },
 
     /** Deletes a table with its fields, records, and the link fields elsewhere that point at it. */
     async deleteTable(id: string): Promise<{ id: string; deleted: true }> {
-      return writeTransaction(sqlite, () => {
-        load(id);
-        for (const link of fieldService.linksTo(id)) {
+      return store.transaction(async (tx) => {
+        await load(tx, id);
+        for (const link of await fieldService.linksTo(tx, id)) {
           if (link.tableId === id) continue;
-          store.dropField(link.tableId, link);
-          orm.delete(fieldsTable).where(and(eq(fieldsTable.id, link.id))).run();
+          await tx.records.dropField(link.tableId, link);
+          await tx.db.delete(fieldsTable).where(eq(fieldsTable.id, link.id));
         }
-        store.dropTable(id, fieldService.loadFields(id));
-        orm.delete(tables).where(eq(tables.id, id)).run();
+        await tx.records.dropTable(id, await fieldService.loadFields(tx, id));
+        await tx.db.delete(tables).where(eq(tables.id, id));
+        // Now, and again once committed: a read outside the transaction may refill the cache from the last commit meanwhile.
         fieldService.invalidate();
+        tx.afterCommit(fieldService.invalidate);
         return { id, deleted: true as const };
       });
     },

@@ -1,8 +1,7 @@
 // Users: system administration of accounts, the first administrator, and each user's default base.
 import { hash } from '@node-rs/argon2';
 import { and, asc, count, eq, ne, sql } from 'drizzle-orm';
-import { baseMembers, bases, users } from '../db/schema.js';
-import { writeTransaction } from '../db/connection.js';
+import { first, type Schema, type UnitOfWork } from '../db/store.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { newId, nowIso } from '../ids.js';
 import type { BaseService } from './bases.js';
@@ -34,26 +33,35 @@ function checkPassword(password: unknown): string {
   return password;
 }
 
-export function createUserService({ sqlite, orm }: Deps, baseService: Pick<BaseService, 'releaseUser'>) {
-  const toUser = (row: typeof users.$inferSelect): User => ({
+export function createUserService({ store }: Deps, baseService: Pick<BaseService, 'releaseUser'>) {
+  const { baseMembers, bases, users } = store.schema;
+  const toUser = (row: Schema['users']['$inferSelect']): User => ({
     id: row.id, email: row.email, name: row.name, isAdmin: row.isAdmin, defaultBaseId: row.defaultBaseId,
     createdAt: row.createdAt, updatedAt: row.updatedAt,
   });
 
-  // Prepared once: every authenticated request looks its user up.
-  const byId = orm.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare();
-  function findById(id: string) {
-    return byId.get({ id });
+  // Prepared once on the store (reads outside transactions): every authenticated request looks its user up.
+  const byId = store.db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare();
+  async function findById(id: string) {
+    return (await byId.execute({ id }))[0];
+  }
+  /** `findById` as a step of a unit of work: inside a transaction it sees the transaction's own writes. */
+  function rowById(uow: UnitOfWork, id: string) {
+    return uow.inTransaction ? first(uow.db.select().from(users).where(eq(users.id, id)).limit(1)) : findById(id);
+  }
+  async function emailTaken(tx: UnitOfWork, email: string) {
+    return !!(await first(tx.db.select({ id: users.id }).from(users).where(eq(users.email, email)).limit(1)));
   }
 
-  function adminCountExcept(id: string) {
-    return orm.select({ n: count() }).from(users).where(and(eq(users.isAdmin, true), ne(users.id, id))).get()!.n;
+  async function adminCountExcept(tx: UnitOfWork, id: string) {
+    return (await first(tx.db.select({ n: count() }).from(users).where(and(eq(users.isAdmin, true), ne(users.id, id)))))!.n;
   }
 
   return {
+    /** The user row, or undefined; reads outside transactions. */
     findById,
-    findByEmail(email: string) {
-      return orm.select().from(users).where(eq(users.email, email.trim().toLowerCase())).get();
+    async findByEmail(email: string) {
+      return first(store.db.select().from(users).where(eq(users.email, email.trim().toLowerCase())).limit(1));
     },
 
     async createUser(input: { email: unknown; name: unknown; password: unknown; isAdmin?: unknown }): Promise<User> {
@@ -61,68 +69,70 @@ export function createUserService({ sqlite, orm }: Deps, baseService: Pick<BaseS
       const name = checkName(input.name, 100);
       const password = checkPassword(input.password);
       if (input.isAdmin !== undefined && input.isAdmin !== null && typeof input.isAdmin !== 'boolean') throw badRequest('is_admin must be a boolean', [{ field: 'is_admin', message: 'must be a boolean' }]);
+      // Hashed before the transaction begins: it takes a while, and the transaction holds the write lock.
       const passwordHash = await hashPassword(password);
-      return writeTransaction(sqlite, () => {
-        if (orm.select({ id: users.id }).from(users).where(eq(users.email, email)).get()) throw conflict(`A user with email ${email} already exists`);
+      return store.transaction(async (tx) => {
+        if (await emailTaken(tx, email)) throw conflict(`A user with email ${email} already exists`);
         const now = nowIso();
         const id = newId('usr');
         const baseId = newId('bse');
-        orm.insert(users).values({ id, email, name, passwordHash, isAdmin: input.isAdmin === true, defaultBaseId: baseId, createdAt: now, updatedAt: now }).run();
-        orm.insert(bases).values({ id: baseId, name: 'My base', description: '', createdAt: now, updatedAt: now }).run();
-        orm.insert(baseMembers).values({ baseId, userId: id, role: 'owner', createdAt: now }).run();
-        return toUser(findById(id)!);
+        await tx.db.insert(users).values({ id, email, name, passwordHash, isAdmin: input.isAdmin === true, defaultBaseId: baseId, createdAt: now, updatedAt: now });
+        await tx.db.insert(bases).values({ id: baseId, name: 'My base', description: '', createdAt: now, updatedAt: now });
+        await tx.db.insert(baseMembers).values({ baseId, userId: id, role: 'owner', createdAt: now });
+        return toUser((await rowById(tx, id))!);
       });
     },
 
     async listUsers(page?: number | null, pageSize?: number | null): Promise<Page<User>> {
       const p = pageArgs(page, pageSize, { defaultSize: 20, maxSize: 1000 });
-      const rows = orm.select().from(users).orderBy(asc(users.createdAt), asc(users.id)).limit(p.pageSize).offset(p.offset).all();
-      const total = orm.select({ n: count() }).from(users).get()!.n;
+      const rows = await store.db.select().from(users).orderBy(asc(users.createdAt), asc(users.id)).limit(p.pageSize).offset(p.offset);
+      const total = (await first(store.db.select({ n: count() }).from(users)))!.n;
       return { items: rows.map(toUser), total, page: p.page, pageSize: p.pageSize };
     },
 
     async getUser(id: string): Promise<User> {
-      const row = findById(id);
+      const row = await findById(id);
       if (!row) throw notFound(`User ${id} not found`);
       return toUser(row);
     },
 
     async updateUser(id: string, input: { email?: unknown; name?: unknown; password?: unknown; isAdmin?: unknown }): Promise<User> {
-      const changes: Partial<typeof users.$inferInsert> = {};
+      const changes: Partial<Schema['users']['$inferInsert']> = {};
       if (input.email !== undefined) changes.email = checkEmail(input.email);
       if (input.name !== undefined) changes.name = checkName(input.name, 100);
+      // Hashed before the transaction begins, as in createUser.
       if (input.password !== undefined) changes.passwordHash = await hashPassword(checkPassword(input.password));
       if (input.isAdmin !== undefined) {
         if (typeof input.isAdmin !== 'boolean') throw badRequest('is_admin must be a boolean', [{ field: 'is_admin', message: 'must be a boolean' }]);
         changes.isAdmin = input.isAdmin;
       }
-      return writeTransaction(sqlite, () => {
-        const row = findById(id);
+      return store.transaction(async (tx) => {
+        const row = await rowById(tx, id);
         if (!row) throw notFound(`User ${id} not found`);
-        if (changes.email && changes.email !== row.email && orm.select({ id: users.id }).from(users).where(eq(users.email, changes.email)).get()) {
+        if (changes.email && changes.email !== row.email && (await emailTaken(tx, changes.email))) {
           throw conflict(`A user with email ${changes.email} already exists`);
         }
-        if (changes.isAdmin === false && row.isAdmin && adminCountExcept(id) === 0) throw conflict('The last system administrator cannot lose that role');
-        orm.update(users).set({ ...changes, updatedAt: nowIso() }).where(eq(users.id, id)).run();
-        return toUser(findById(id)!);
+        if (changes.isAdmin === false && row.isAdmin && (await adminCountExcept(tx, id)) === 0) throw conflict('The last system administrator cannot lose that role');
+        await tx.db.update(users).set({ ...changes, updatedAt: nowIso() }).where(eq(users.id, id));
+        return toUser((await rowById(tx, id))!);
       });
     },
 
     async deleteUser(id: string): Promise<{ id: string; deleted: true }> {
-      return writeTransaction(sqlite, () => {
-        const row = findById(id);
+      return store.transaction(async (tx) => {
+        const row = await rowById(tx, id);
         if (!row) throw notFound(`User ${id} not found`);
-        if (row.isAdmin && adminCountExcept(id) === 0) throw conflict('The last system administrator cannot be deleted');
-        baseService.releaseUser(id);
+        if (row.isAdmin && (await adminCountExcept(tx, id)) === 0) throw conflict('The last system administrator cannot be deleted');
+        await baseService.releaseUser(tx, id);
         // Memberships go with the user (foreign key cascade).
-        orm.delete(users).where(eq(users.id, id)).run();
+        await tx.db.delete(users).where(eq(users.id, id));
         return { id, deleted: true as const };
       });
     },
 
     /** Contract section 0: with no users, create the system administrator (random password printed once). */
     async ensureFirstAdmin(email?: string, password?: string): Promise<{ email: string; password?: string } | null> {
-      if (orm.select({ n: count() }).from(users).get()!.n > 0) return null;
+      if ((await first(store.db.select({ n: count() }).from(users)))!.n > 0) return null;
       const generated = password ? undefined : randomBytes(12).toString('base64url');
       const admin = await this.createUser({ email: email ?? 'admin@localhost', name: 'Administrator', password: password ?? generated, isAdmin: true });
       return { email: admin.email, password: generated };

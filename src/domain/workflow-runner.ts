@@ -1,7 +1,8 @@
 // Executes queued workflow runs off the request path: claims runs from the durable queue, runs their nodes in order
 // as the workflow (an editor of its table's base), and records each step. A run left `running` by a crash is marked
 // failed at the next start.
-import type Database from 'better-sqlite3';
+import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
+import { first, type Store } from '../db/store.js';
 import { AppError } from '../errors.js';
 import { BlockedError, type GuardedFetch } from '../net/ssrf-guard.js';
 import { nowIso } from '../ids.js';
@@ -15,9 +16,9 @@ import { failInterruptedRuns } from './interrupted-runs.js';
 
 interface ClaimedRun {
   id: string;
-  workflow_id: string;
-  table_id: string;
-  record_id: string | null;
+  workflowId: string;
+  tableId: string;
+  recordId: string | null;
   depth: number;
 }
 
@@ -28,7 +29,7 @@ class StepError extends Error {}
 export type ScriptRunner = (pluginId: string, params: unknown, context: { actor: WorkflowActor; tableId: string; recordId: string | null }) => Promise<unknown>;
 
 export function createWorkflowRunner(opts: {
-  sqlite: Database.Database;
+  store: Store;
   workflows: WorkflowService;
   records: RecordService;
   fields: FieldService;
@@ -38,21 +39,48 @@ export function createWorkflowRunner(opts: {
   /** Milliseconds since the last request arrived: runs step aside while the server is answering requests. */
   sinceActivity?: () => number;
 }) {
-  const { sqlite, workflows, records, fields } = opts;
+  const { store, workflows, records, fields } = opts;
+  const { tables, workflowRuns } = store.schema;
   const concurrency = opts.concurrency ?? 8;
-  const claim = sqlite.prepare(`UPDATE workflow_runs SET status = 'running', started_at = ?
-    WHERE rowid = (SELECT rowid FROM workflow_runs WHERE status = 'queued' ORDER BY rowid LIMIT 1)
-    RETURNING id, workflow_id, table_id, record_id, depth`);
-  const countPending = sqlite.prepare(`SELECT count(*) FROM workflow_runs WHERE status IN ('queued', 'running')`).pluck();
-  const finish = sqlite.prepare(`UPDATE workflow_runs SET status = ?, finished_at = ?, error = ?, steps = ? WHERE id = ?`);
-  const baseOfTable = sqlite.prepare('SELECT base_id FROM tables WHERE id = ?').pluck();
+  // Prepared once on the store (reads outside transactions): every run looks up the base of its table.
+  const baseOfTableQuery = store.db.select({ baseId: tables.baseId }).from(tables).where(eq(tables.id, sql.placeholder('id'))).limit(1).prepare();
+  async function baseOfTable(tableId: string): Promise<string | undefined> {
+    return (await baseOfTableQuery.execute({ id: tableId }))[0]?.baseId;
+  }
+
+  /** Takes the oldest queued run (queue order) and marks it running, in one transaction; undefined when none is queued. */
+  async function claim(): Promise<ClaimedRun | undefined> {
+    return store.transaction(async (tx) => {
+      for (;;) {
+        const next = await first(tx.db.select({ id: workflowRuns.id }).from(workflowRuns)
+          .where(eq(workflowRuns.status, 'queued')).orderBy(asc(sql`rowid`)).limit(1));
+        if (!next) return undefined;
+        const [run] = await tx.db.update(workflowRuns).set({ status: 'running', startedAt: nowIso() })
+          .where(and(eq(workflowRuns.id, next.id), eq(workflowRuns.status, 'queued')))
+          .returning({ id: workflowRuns.id, workflowId: workflowRuns.workflowId, tableId: workflowRuns.tableId, recordId: workflowRuns.recordId, depth: workflowRuns.depth });
+        if (run) return run;
+        // Another process claimed it between the two statements: take the next one.
+      }
+    });
+  }
+
+  async function finish(runId: string, status: 'success' | 'failed', error: string | null, steps: RunStep[]) {
+    await store.transaction(async (tx) => {
+      await tx.db.update(workflowRuns).set({ status, finishedAt: nowIso(), error, steps }).where(eq(workflowRuns.id, runId));
+    });
+  }
+
   let active = 0;
+  /** A claim loop is running: only one at a time, so two never claim past `concurrency` between them. */
+  let pumping = false;
+  /** A wake arrived while the claim loop ran: it looks again before it settles. */
+  let rewake = false;
   let stopped = false;
   const idleWaiters: Array<() => void> = [];
 
   /** The workflow as the actor of its steps: editor of the base of its table, so the steps write as the workflow. */
-  function actorOf(w: Workflow): WorkflowActor {
-    const baseId = baseOfTable.get(w.tableId) as string | undefined;
+  async function actorOf(w: Workflow): Promise<WorkflowActor> {
+    const baseId = await baseOfTable(w.tableId);
     if (!baseId) throw new StepError(`table ${w.tableId} no longer exists`);
     return { kind: 'workflow', id: w.id, baseId, isAdmin: false };
   }
@@ -61,21 +89,21 @@ export function createWorkflowRunner(opts: {
     const config = resolveTemplates(node.config, scope) as Record<string, unknown>;
     switch (node.type) {
       case 'condition': {
-        if (!run.record_id) throw new StepError('condition needs a triggering record');
-        const where = parseFilter(node.config.filter, fields.loadFields(run.table_id));
-        const matches = !where || records.matches(run.table_id, where, run.record_id);
+        if (!run.recordId) throw new StepError('condition needs a triggering record');
+        const where = parseFilter(node.config.filter, await fields.loadFields(store, run.tableId));
+        const matches = !where || await records.matches(store, run.tableId, where, run.recordId);
         return { output: { matched: matches }, stop: !matches };
       }
       case 'update_record': {
-        if (!run.record_id) throw new StepError('update_record needs a triggering record');
-        const updated = await records.updateRecord(actor, run.table_id, run.record_id, config.fields, { depth: run.depth + 1 });
+        if (!run.recordId) throw new StepError('update_record needs a triggering record');
+        const updated = await records.updateRecord(actor, run.tableId, run.recordId, config.fields, { depth: run.depth + 1 });
         scope.record = { ...updated.fields, id: updated.id };
         return { output: { id: updated.id, fields: updated.fields } };
       }
       case 'create_record': {
         const tableId = String(config.table_id);
         // Checked when the workflow was saved; checked again because a workflow never writes outside its own base.
-        if (baseOfTable.get(tableId) !== actor.baseId) throw new StepError(`create_record: table ${tableId} is not a table of this workflow's base`);
+        if (await baseOfTable(tableId) !== actor.baseId) throw new StepError(`create_record: table ${tableId} is not a table of this workflow's base`);
         const created = await records.createRecord(actor, tableId, config.fields, { depth: run.depth + 1 });
         return { output: { id: created.id, fields: created.fields } };
       }
@@ -98,7 +126,7 @@ export function createWorkflowRunner(opts: {
       }
       case 'run_script': {
         if (!opts.runScript) throw new StepError(`run_script: script plugins are not available (plugin ${config.plugin_id})`);
-        return { output: await opts.runScript(String(config.plugin_id), config.params ?? {}, { actor, tableId: run.table_id, recordId: run.record_id }) };
+        return { output: await opts.runScript(String(config.plugin_id), config.params ?? {}, { actor, tableId: run.tableId, recordId: run.recordId }) };
       }
     }
   }
@@ -108,10 +136,10 @@ export function createWorkflowRunner(opts: {
     let status: 'success' | 'failed' = 'success';
     let error: string | null = null;
     try {
-      const w = workflows.loadWorkflow(run.workflow_id);
-      const actor = actorOf(w);
-      const record = run.record_id ? await records.getRecord(run.table_id, run.record_id).catch(() => null) : null;
-      if (run.record_id && !record) throw new StepError(`record ${run.record_id} no longer exists`);
+      const w = await workflows.loadWorkflow(run.workflowId);
+      const actor = await actorOf(w);
+      const record = run.recordId ? await records.getRecord(run.tableId, run.recordId).catch(() => null) : null;
+      if (run.recordId && !record) throw new StepError(`record ${run.recordId} no longer exists`);
       const scope: TemplateScope = { record: record ? { ...record.fields, id: record.id } : {}, steps: {}, now: nowIso() };
       let stopped = false;
       for (const node of w.nodes) {
@@ -138,62 +166,101 @@ export function createWorkflowRunner(opts: {
       status = 'failed';
       error = (e as Error).message;
     }
-    finish.run(status, nowIso(), error, JSON.stringify(steps), run.id);
+    await finish(run.id, status, error, steps);
   }
 
   // Requests come first: while they arrive, runs wait for a short quiet spell, but one starts at least every MAX_WAIT_MS.
   const QUIET_MS = 10;
   const MAX_WAIT_MS = 50;
+  /** After a claim failed (the database busy or closing), the queue is looked at again this much later. */
+  const RETRY_MS = 1000;
   let lastStart = 0;
   let deferred: NodeJS.Timeout | null = null;
   function busy(): boolean {
     return !!opts.sinceActivity && opts.sinceActivity() < QUIET_MS && Date.now() - lastStart < MAX_WAIT_MS;
   }
 
-  /** Claims and runs queued runs until none are left, up to `concurrency` at once. */
-  function pump() {
-    if (busy()) {
+  /** Resolves idle() and stop() once no run is in progress and no claim loop is running. */
+  function settle() {
+    if (active === 0 && !pumping) idleWaiters.splice(0).forEach((resolve) => resolve());
+  }
+
+  /**
+   * Claims and runs queued runs until none are left, up to `concurrency` at once. Each claim is awaited, so a wake
+   * that arrives meanwhile only marks `rewake`: the running loop looks again before it settles.
+   */
+  async function pump(): Promise<void> {
+    if (pumping) {
+      rewake = true;
+      return;
+    }
+    if (!stopped && busy()) {
       deferred ??= setTimeout(() => {
         deferred = null;
-        pump();
+        void pump();
       }, QUIET_MS);
       return;
     }
-    while (!stopped && active < concurrency) {
-      const run = claim.get(nowIso()) as ClaimedRun | undefined;
-      if (!run) break;
-      lastStart = Date.now();
-      active++;
-      execute(run)
-        .catch((e) => console.error('workflow run failed to record:', e))
-        .finally(() => {
-          active--;
-          pump();
-        });
-      if (busy()) break;
+    pumping = true;
+    rewake = false;
+    let failed = false;
+    try {
+      while (!stopped && active < concurrency) {
+        const run = await claim();
+        if (!run) break;
+        lastStart = Date.now();
+        active++;
+        execute(run)
+          .catch((e) => console.error('workflow run failed to record:', e))
+          .finally(() => {
+            active--;
+            void pump();
+          });
+        if (busy()) break;
+      }
+    } catch (e) {
+      console.error('workflow runner failed to claim a run:', e);
+      failed = true;
+    } finally {
+      pumping = false;
     }
-    if (active === 0) idleWaiters.splice(0).forEach((resolve) => resolve());
+    if (failed && !stopped) {
+      // Queued runs would otherwise wait for the next write: look again in a while.
+      deferred ??= setTimeout(() => {
+        deferred = null;
+        void pump();
+      }, RETRY_MS);
+    } else if (rewake && !stopped) {
+      return pump();
+    }
+    settle();
   }
+  const wake = () => void pump();
 
   return {
     /** Marks runs interrupted by a crash as failed, then starts on the queue. */
-    start() {
-      failInterruptedRuns(sqlite, 'workflow_runs');
-      workflows.setWake(pump);
-      pump();
+    async start() {
+      await failInterruptedRuns(store, 'workflow_runs');
+      if (stopped) return;
+      workflows.setWake(wake);
+      wake();
     },
-    wake: pump,
+    wake,
     /** Runs queued or running, for /metrics. */
-    queueDepth: () => countPending.get() as number,
-    /** Resolves when no run is in progress (tests and shutdown). */
+    async queueDepth(): Promise<number> {
+      return (await first(store.db.select({ n: count() }).from(workflowRuns).where(inArray(workflowRuns.status, ['queued', 'running']))))!.n;
+    },
+    /** Resolves when no run is in progress and none queued before the call is left unclaimed (tests and shutdown). */
     idle(): Promise<void> {
-      pump(); // runs queued a moment ago may not have been woken yet
-      return active === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve));
+      const done = new Promise<void>((resolve) => idleWaiters.push(resolve));
+      wake(); // runs queued a moment ago may not have been woken yet
+      return done;
     },
     async stop() {
       stopped = true;
       if (deferred) clearTimeout(deferred);
-      if (active) await new Promise<void>((resolve) => idleWaiters.push(resolve));
+      deferred = null;
+      if (active || pumping) await new Promise<void>((resolve) => idleWaiters.push(resolve));
     },
   };
 }

@@ -1,7 +1,6 @@
 // Workflow definitions (contract section 5): validation when saved, triggers fired inside record writes, manual runs and logs.
-import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
-import { plugins, tables as tablesTable, workflowRuns, workflows } from '../db/schema.js';
-import { writeTransaction } from '../db/connection.js';
+import { asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import { first, type Schema, type UnitOfWork } from '../db/store.js';
 import { AppError, conflict, invalidField, notFound } from '../errors.js';
 import { ValueError, type FieldDef } from '../fields/field-type.js';
 import { fieldType } from '../fields/registry.js';
@@ -60,8 +59,10 @@ export interface WorkflowInput {
   nodes?: unknown;
 }
 
+/** A row of the run log, as the store returns it. */
+type RunRow = Schema['workflowRuns']['$inferSelect'];
 
-export function toRunEntry(row: typeof workflowRuns.$inferSelect): RunEntry {
+export function toRunEntry(row: RunRow): RunEntry {
   return {
     runId: row.id, workflowId: row.workflowId, status: row.status, trigger: { type: row.triggerType, recordId: row.recordId },
     depth: row.depth, queuedAt: row.queuedAt, startedAt: row.startedAt, finishedAt: row.finishedAt, error: row.error, steps: row.steps as RunStep[],
@@ -69,24 +70,47 @@ export function toRunEntry(row: typeof workflowRuns.$inferSelect): RunEntry {
 }
 
 export function createWorkflowService(deps: Deps, bases: BaseService, fieldService: FieldService, records: RecordService) {
-  const { sqlite, orm } = deps;
-  /** Enabled workflows by table, so a record write costs no query when its table has none. */
-  let enabledByTable = new Map<string, Workflow[]>();
+  const { store } = deps;
+  const { plugins, tables: tablesTable, workflowRuns, workflows } = store.schema;
+  /**
+   * Enabled workflows by table, so a record write costs no query when its table has none. Replaced once a change to
+   * the workflows has committed; null until first loaded.
+   */
+  let enabledByTable: Map<string, Workflow[]> | null = null;
   let wake: () => void = () => {};
 
-  function refresh() {
+  async function loadEnabled(uow: UnitOfWork): Promise<Map<string, Workflow[]>> {
     const next = new Map<string, Workflow[]>();
-    for (const w of orm.select().from(workflows).where(eq(workflows.enabled, true)).all() as Workflow[]) {
+    for (const w of (await uow.db.select().from(workflows).where(eq(workflows.enabled, true))) as Workflow[]) {
       next.set(w.tableId, [...(next.get(w.tableId) ?? []), w]);
     }
-    enabledByTable = next;
+    return next;
   }
-  refresh();
+  /** Reloads the enabled workflows inside a transaction that changed them; they replace the map once it commits. */
+  async function refresh(tx: UnitOfWork) {
+    const next = await loadEnabled(tx);
+    tx.afterCommit(() => {
+      enabledByTable = next;
+    });
+  }
+  /** The enabled workflows; loaded through `uow` the first time, kept once committed (a map set meanwhile wins). */
+  async function enabled(uow: UnitOfWork): Promise<Map<string, Workflow[]>> {
+    if (enabledByTable) return enabledByTable;
+    const loaded = await loadEnabled(uow);
+    uow.afterCommit(() => {
+      enabledByTable ??= loaded;
+    });
+    return loaded;
+  }
+  // Loaded at once so the first write finds it; should this fail, the first write loads it instead.
+  enabled(store).catch(() => {});
 
-  // Prepared once: every run loads its workflow.
-  const byId = orm.select().from(workflows).where(eq(workflows.id, sql.placeholder('id'))).prepare();
-  function load(id: string): Workflow {
-    const row = byId.get({ id });
+  // Prepared once: every run loads its workflow (outside transactions; inside one, read through the transaction).
+  const byId = store.db.select().from(workflows).where(eq(workflows.id, sql.placeholder('id'))).prepare();
+  async function load(uow: UnitOfWork, id: string): Promise<Workflow> {
+    const row = uow.inTransaction
+      ? await first(uow.db.select().from(workflows).where(eq(workflows.id, id)).limit(1))
+      : (await byId.execute({ id }))[0];
     if (!row) throw notFound(`Workflow ${id} not found`);
     return row as Workflow;
   }
@@ -111,10 +135,10 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
   }
 
   /** Checks literal values against the target fields; template values are checked when the run resolves them. */
-  function checkFieldValues(values: unknown, where: string, targetFields: FieldDef[], templateFields: FieldDef[], earlier: Set<string>, baseId: string) {
+  async function checkFieldValues(uow: UnitOfWork, values: unknown, where: string, targetFields: FieldDef[], templateFields: FieldDef[], earlier: Set<string>, baseId: string) {
     if (!isObject(values) || Object.keys(values).length === 0) throw invalidField(where, 'must be a non-empty object of field values');
     const resolve = fieldResolver(targetFields);
-    const ctx = fieldService.memberContext(baseId);
+    const ctx = await fieldService.memberContext(uow, baseId);
     for (const [key, value] of Object.entries(values)) {
       const field = resolve(key);
       if (!field) throw invalidField(where, `unknown field "${key}"`);
@@ -142,11 +166,11 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
     }
   }
 
-  /** Validates a whole definition; every problem is a 400 naming where it is. */
-  function validate(tableId: string, name: unknown, trigger: unknown, nodes: unknown) {
-    const table = orm.select().from(tablesTable).where(eq(tablesTable.id, tableId)).get();
+  /** Validates a whole definition, inside the transaction that saves it; every problem is a 400 naming where it is. */
+  async function validate(tx: UnitOfWork, tableId: string, name: unknown, trigger: unknown, nodes: unknown) {
+    const table = await first(tx.db.select().from(tablesTable).where(eq(tablesTable.id, tableId)).limit(1));
     if (!table) throw invalidField('table_id', `table ${tableId} does not exist`);
-    const fields = fieldService.loadFields(tableId);
+    const fields = await fieldService.loadFields(tx, tableId);
     if (typeof name !== 'string' || name.trim() === '' || name.length > 255) throw invalidField('name', 'must be 1 to 255 characters');
 
     if (!isObject(trigger)) throw invalidField('trigger', 'must be an object with "type" and "config"');
@@ -167,7 +191,8 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
     if (!Array.isArray(nodes)) throw invalidField('nodes', 'must be an array');
     if (nodes.length > 50) throw invalidField('nodes', 'at most 50 nodes');
     const seen = new Set<string>();
-    const normalized: WorkflowNode[] = nodes.map((node, i) => {
+    const normalized: WorkflowNode[] = [];
+    for (const [i, node] of nodes.entries()) {
       const where = `nodes[${i}]`;
       if (!isObject(node)) throw invalidField(where, 'must be an object with "type" and "config"');
       const id = node.id === undefined ? `n${i + 1}` : node.id;
@@ -183,13 +208,13 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
           checkFilter(config.filter, `${where}.config.filter`, fields);
           break;
         case 'update_record':
-          checkFieldValues(config.fields, `${where}.config.fields`, fields, fields, seen, table.baseId);
+          await checkFieldValues(tx, config.fields, `${where}.config.fields`, fields, fields, seen, table.baseId);
           break;
         case 'create_record': {
           if (typeof config.table_id !== 'string') throw invalidField(`${where}.config.table_id`, 'is required');
-          const target = orm.select().from(tablesTable).where(eq(tablesTable.id, config.table_id)).get();
+          const target = await first(tx.db.select().from(tablesTable).where(eq(tablesTable.id, config.table_id)).limit(1));
           if (!target || target.baseId !== table.baseId) throw invalidField(`${where}.config.table_id`, `table ${config.table_id} is not a table of this base`);
-          checkFieldValues(config.fields, `${where}.config.fields`, fieldService.loadFields(target.id), fields, seen, table.baseId);
+          await checkFieldValues(tx, config.fields, `${where}.config.fields`, await fieldService.loadFields(tx, target.id), fields, seen, table.baseId);
           break;
         }
         case 'http_request': {
@@ -212,7 +237,7 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
         case 'run_script':
           if (typeof config.plugin_id !== 'string' || !config.plugin_id) throw invalidField(`${where}.config.plugin_id`, 'is required');
           {
-            const plugin = orm.select({ type: plugins.type }).from(plugins).where(eq(plugins.id, config.plugin_id)).get();
+            const plugin = await first(tx.db.select({ type: plugins.type }).from(plugins).where(eq(plugins.id, config.plugin_id)).limit(1));
             if (!plugin) throw invalidField(`${where}.config.plugin_id`, `plugin ${config.plugin_id} is not installed`);
             if (plugin.type !== 'script') throw invalidField(`${where}.config.plugin_id`, `plugin ${config.plugin_id} is a ui plugin; run_script needs a script plugin`);
           }
@@ -221,25 +246,21 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
           break;
       }
       seen.add(id);
-      return { id, type, config };
-    });
+      normalized.push({ id, type, config });
+    }
     return { name: name.trim(), trigger: { type: trigger.type as Workflow['trigger']['type'], config: tconfig }, nodes: normalized };
   }
 
-  const insertRun = sqlite.prepare(`INSERT INTO workflow_runs (id, workflow_id, table_id, record_id, trigger_type, depth, status, queued_at, finished_at, error, steps)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]')`);
-
-  /** Queues a run in the current transaction; past the chain depth it is recorded as failed with loop_limit. */
-  function enqueue(w: Workflow, recordId: string, triggerType: string, depth: number): string {
-    const id = newId('run');
+  /** Queues runs (one per record) in the caller's transaction; past the chain depth they are recorded as failed with loop_limit. */
+  async function enqueue(tx: UnitOfWork, w: Workflow, recordIds: string[], triggerType: string, depth: number): Promise<string[]> {
     const now = nowIso();
-    if (depth > MAX_CHAIN_DEPTH) {
-      insertRun.run(id, w.id, w.tableId, recordId, triggerType, depth, 'failed', now, now,
-        `loop_limit: workflow-caused changes chained deeper than ${MAX_CHAIN_DEPTH}`);
-    } else {
-      insertRun.run(id, w.id, w.tableId, recordId, triggerType, depth, 'queued', now, null, null);
-    }
-    return id;
+    const outcome = depth > MAX_CHAIN_DEPTH
+      ? { status: 'failed' as const, finishedAt: now, error: `loop_limit: workflow-caused changes chained deeper than ${MAX_CHAIN_DEPTH}` }
+      : { status: 'queued' as const };
+    const rows = recordIds.map((recordId) => ({ id: newId('run'), workflowId: w.id, tableId: w.tableId, recordId, triggerType, depth, queuedAt: now, steps: [], ...outcome }));
+    // In slices, so one statement stays well under every engine's limit on parameters.
+    for (let i = 0; i < rows.length; i += 500) await tx.db.insert(workflowRuns).values(rows.slice(i, i + 500));
+    return rows.map((r) => r.id);
   }
 
   /** A watched field really changed: compares values before and after by their JSON form. */
@@ -254,9 +275,10 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
   }
 
   records.onChange({
-    wantsBefore: (tableId) => (enabledByTable.get(tableId) ?? []).some((w) => w.trigger.type === 'record_updated'),
-    changed(change) {
-      const candidates = (enabledByTable.get(change.tableId) ?? []).filter((w) =>
+    // Until the enabled workflows are loaded, every update keeps the records as they were (cheap, and never wrong).
+    wantsBefore: (tableId) => !enabledByTable || (enabledByTable.get(tableId) ?? []).some((w) => w.trigger.type === 'record_updated'),
+    async changed(tx, change) {
+      const candidates = ((await enabled(tx)).get(change.tableId) ?? []).filter((w) =>
         change.kind === 'created' ? w.trigger.type === 'record_created' : w.trigger.type === 'record_updated');
       if (!candidates.length) return;
       let queued = 0;
@@ -268,15 +290,15 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
         if (w.trigger.config.condition !== undefined) {
           const where = parseFilter(w.trigger.config.condition, change.fields);
           if (where) {
-            const matching = deps.store.matching(change.tableId, where, recs.map((r) => r.id));
+            const matching = await tx.records.matching(change.tableId, where, recs.map((r) => r.id));
             recs = recs.filter((r) => matching.has(r.id));
           }
         }
-        for (const r of recs) enqueue(w, r.id, w.trigger.type, change.depth);
+        await enqueue(tx, w, recs.map((r) => r.id), w.trigger.type, change.depth);
         queued += recs.length;
       }
-      // The runner looks once the write has committed (it runs after this synchronous transaction).
-      if (queued) setImmediate(wake);
+      // The runs are queued in the write's transaction: the runner looks once it has committed.
+      if (queued) tx.afterCommit(() => wake());
     },
   });
 
@@ -285,85 +307,87 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
     setWake(fn: () => void) {
       wake = fn;
     },
-    loadWorkflow: load,
+    /** A workflow by id (reads outside transactions): the runner loads it for every run. */
+    loadWorkflow: (id: string): Promise<Workflow> => load(store, id),
 
     async listWorkflows(actor: Actor, tableId: string | null | undefined, page?: number | null, pageSize?: number | null): Promise<Page<Workflow>> {
       const p = pageArgs(page, pageSize, { defaultSize: 20, maxSize: 1000 });
       let where;
       if (tableId) where = eq(workflows.tableId, tableId);
       else {
-        const ids = bases.readableBaseIds(actor);
+        const ids = await bases.readableBaseIds(actor);
         if (ids !== 'all') {
-          const tableIds = ids.length ? orm.select({ id: tablesTable.id }).from(tablesTable).where(inArray(tablesTable.baseId, ids)).all().map((t) => t.id) : [];
+          const tableIds = ids.length ? (await store.db.select({ id: tablesTable.id }).from(tablesTable).where(inArray(tablesTable.baseId, ids))).map((t) => t.id) : [];
           where = inArray(workflows.tableId, tableIds);
         }
       }
-      const items = orm.select().from(workflows).where(where).orderBy(asc(workflows.createdAt), asc(workflows.id)).limit(p.pageSize).offset(p.offset).all() as Workflow[];
-      const total = orm.select({ n: count() }).from(workflows).where(where).get()!.n;
+      const items = (await store.db.select().from(workflows).where(where).orderBy(asc(workflows.createdAt), asc(workflows.id)).limit(p.pageSize).offset(p.offset)) as Workflow[];
+      const total = (await first(store.db.select({ n: count() }).from(workflows).where(where)))!.n;
       return { items, total, page: p.page, pageSize: p.pageSize };
     },
 
     async getWorkflow(id: string): Promise<Workflow> {
-      return load(id);
+      return load(store, id);
     },
 
     async createWorkflow(input: WorkflowInput): Promise<Workflow> {
       if (typeof input.tableId !== 'string' || !input.tableId) throw invalidField('table_id', 'is required');
       if (input.enabled !== undefined && input.enabled !== null && typeof input.enabled !== 'boolean') throw invalidField('enabled', 'must be true or false');
-      return writeTransaction(sqlite, () => {
-        const v = validate(input.tableId as string, input.name, input.trigger, input.nodes ?? []);
+      return store.transaction(async (tx) => {
+        const v = await validate(tx, input.tableId as string, input.name, input.trigger, input.nodes ?? []);
         const now = nowIso();
         const id = newId('wfl');
-        orm.insert(workflows).values({ id, tableId: input.tableId as string, ...v, enabled: (input.enabled as boolean | undefined) ?? true, createdAt: now, updatedAt: now }).run();
-        refresh();
-        return load(id);
+        await tx.db.insert(workflows).values({ id, tableId: input.tableId as string, ...v, enabled: (input.enabled as boolean | undefined) ?? true, createdAt: now, updatedAt: now });
+        await refresh(tx);
+        return load(tx, id);
       });
     },
 
     async updateWorkflow(id: string, input: WorkflowInput): Promise<Workflow> {
       if (input.enabled !== undefined && input.enabled !== null && typeof input.enabled !== 'boolean') throw invalidField('enabled', 'must be true or false');
-      return writeTransaction(sqlite, () => {
-        const current = load(id);
+      return store.transaction(async (tx) => {
+        const current = await load(tx, id);
         if (input.tableId !== undefined && input.tableId !== current.tableId) throw invalidField('table_id', 'a workflow cannot move to another table');
-        const v = validate(current.tableId, input.name ?? current.name, input.trigger ?? current.trigger, input.nodes ?? current.nodes);
-        orm.update(workflows).set({ ...v, enabled: (input.enabled as boolean | undefined) ?? current.enabled, updatedAt: nowIso() }).where(eq(workflows.id, id)).run();
-        refresh();
-        return load(id);
+        const v = await validate(tx, current.tableId, input.name ?? current.name, input.trigger ?? current.trigger, input.nodes ?? current.nodes);
+        await tx.db.update(workflows).set({ ...v, enabled: (input.enabled as boolean | undefined) ?? current.enabled, updatedAt: nowIso() }).where(eq(workflows.id, id));
+        await refresh(tx);
+        return load(tx, id);
       });
     },
 
     async deleteWorkflow(id: string): Promise<{ id: string; deleted: true }> {
-      return writeTransaction(sqlite, () => {
-        load(id);
-        orm.delete(workflows).where(eq(workflows.id, id)).run();
-        refresh();
+      return store.transaction(async (tx) => {
+        await load(tx, id);
+        await tx.db.delete(workflows).where(eq(workflows.id, id));
+        await refresh(tx);
         return { id, deleted: true as const };
       });
     },
 
     async triggerWorkflow(id: string, recordId: unknown): Promise<{ runId: string; status: 'queued' }> {
       if (typeof recordId !== 'string' || !recordId) throw invalidField('record_id', 'is required');
-      const runId = writeTransaction(sqlite, () => {
-        const w = load(id);
+      const runId = await store.transaction(async (tx) => {
+        const w = await load(tx, id);
         if (!w.enabled) throw conflict(`Workflow ${id} is disabled`);
-        if (!deps.store.existing(w.tableId, [recordId]).has(recordId)) throw notFound(`Record ${recordId} not found in table ${w.tableId}`);
-        return enqueue(w, recordId, 'manual', 0);
+        if (!(await tx.records.existing(w.tableId, [recordId])).has(recordId)) throw notFound(`Record ${recordId} not found in table ${w.tableId}`);
+        const [queued] = await enqueue(tx, w, [recordId], 'manual', 0);
+        tx.afterCommit(() => wake());
+        return queued;
       });
-      setImmediate(wake);
       return { runId, status: 'queued' };
     },
 
     async listRuns(id: string, page?: number | null, pageSize?: number | null): Promise<Page<RunEntry>> {
-      load(id);
+      await load(store, id);
       const p = pageArgs(page, pageSize, { defaultSize: 20, maxSize: 1000 });
-      const rows = orm.select().from(workflowRuns).where(eq(workflowRuns.workflowId, id))
-        .orderBy(desc(sql`rowid`)).limit(p.pageSize).offset(p.offset).all();
-      const total = orm.select({ n: count() }).from(workflowRuns).where(eq(workflowRuns.workflowId, id)).get()!.n;
+      const rows = await store.db.select().from(workflowRuns).where(eq(workflowRuns.workflowId, id))
+        .orderBy(desc(sql`rowid`)).limit(p.pageSize).offset(p.offset);
+      const total = (await first(store.db.select({ n: count() }).from(workflowRuns).where(eq(workflowRuns.workflowId, id))))!.n;
       return { items: rows.map(toRunEntry), total, page: p.page, pageSize: p.pageSize };
     },
 
     async getRun(runId: string): Promise<RunEntry> {
-      const row = orm.select().from(workflowRuns).where(and(eq(workflowRuns.id, runId))).get();
+      const row = await first(store.db.select().from(workflowRuns).where(eq(workflowRuns.id, runId)).limit(1));
       if (!row) throw notFound(`Run ${runId} not found`);
       return toRunEntry(row);
     },

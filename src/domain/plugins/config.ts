@@ -1,8 +1,7 @@
 // Plugin configuration per scope (global, or a base override deep-merged over it), validated against configSchema.
 import { and, eq } from 'drizzle-orm';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { pluginConfigs } from '../../db/schema.js';
-import { writeTransaction } from '../../db/connection.js';
+import { first, type UnitOfWork } from '../../db/store.js';
 import { AppError, badRequest, type ErrorDetail } from '../../errors.js';
 import { nowIso } from '../../ids.js';
 import { isObject } from '../../checks.js';
@@ -29,17 +28,18 @@ export function deepMerge(base: unknown, over: unknown): unknown {
 }
 
 export function createConfig(deps: Deps, catalog: Catalog, access: Access) {
-  const { sqlite, orm } = deps;
+  const { store } = deps;
+  const { pluginConfigs } = store.schema;
   /** Compiled configSchemas by plugin and version (a schema may carry an $id, so each gets its own compile). */
   const validators = new Map<string, ValidateFunction>();
 
   /** The stored configuration of one scope: base id '' is the global scope. */
-  function stored(id: string, baseKey: string) {
-    return orm.select().from(pluginConfigs).where(and(eq(pluginConfigs.pluginId, id), eq(pluginConfigs.baseId, baseKey))).get()?.config ?? {};
+  async function stored(uow: UnitOfWork, id: string, baseKey: string): Promise<unknown> {
+    return (await first(uow.db.select().from(pluginConfigs).where(and(eq(pluginConfigs.pluginId, id), eq(pluginConfigs.baseId, baseKey))).limit(1)))?.config ?? {};
   }
 
-  function effective(id: string, baseId: string | null) {
-    return deepMerge(stored(id, ''), baseId ? stored(id, baseId) : {}) as Record<string, unknown>;
+  async function effective(uow: UnitOfWork, id: string, baseId: string | null): Promise<Record<string, unknown>> {
+    return deepMerge(await stored(uow, id, ''), baseId ? await stored(uow, id, baseId) : {}) as Record<string, unknown>;
   }
 
   function validate(manifest: Manifest, config: unknown): ErrorDetail[] {
@@ -52,11 +52,11 @@ export function createConfig(deps: Deps, catalog: Catalog, access: Access) {
   }
 
   /** The storage key of a scope: '' for global; scope=base needs an existing base. */
-  function scopeKey(id: string, scope: ConfigScope, baseId: string | null | undefined): string {
-    catalog.row(id);
+  async function scopeKey(id: string, scope: ConfigScope, baseId: string | null | undefined): Promise<string> {
+    await catalog.row(store, id);
     if (scope !== 'base') return '';
     if (!baseId) throw badRequest('base_id is required for scope=base', [{ field: 'base_id', message: 'required' }]);
-    access.baseOf({ baseId });
+    await access.baseOf({ baseId });
     return baseId;
   }
 
@@ -64,23 +64,24 @@ export function createConfig(deps: Deps, catalog: Catalog, access: Access) {
     effective,
 
     async get(id: string, scope: ConfigScope, baseId: string | null | undefined): Promise<ConfigAnswer> {
-      const baseKey = scopeKey(id, scope, baseId);
-      return { scope, baseId: baseKey || null, config: stored(id, baseKey), effective: effective(id, baseKey || null) };
+      const baseKey = await scopeKey(id, scope, baseId);
+      return { scope, baseId: baseKey || null, config: await stored(store, id, baseKey), effective: await effective(store, id, baseKey || null) };
     },
 
     async put(id: string, scope: ConfigScope, baseId: string | null | undefined, config: unknown): Promise<ConfigAnswer> {
-      const baseKey = scopeKey(id, scope, baseId);
+      const baseKey = await scopeKey(id, scope, baseId);
       if (!isObject(config)) throw new AppError('INVALID_CONFIG', 'config must be an object', { details: [{ field: 'config', message: 'must be an object' }] });
-      const { manifest } = catalog.current(id);
-      // The stored scope must be valid on its own for global; a base override is checked once merged over global.
-      const candidate = scope === 'global' ? config : deepMerge(stored(id, ''), config);
-      const problems = validate(manifest, candidate);
-      if (problems.length) throw new AppError('INVALID_CONFIG', `The configuration does not match the plugin's configSchema: ${problems.map((p) => p.message).join('; ')}`, { details: problems });
-      writeTransaction(sqlite, () => {
-        orm.insert(pluginConfigs).values({ pluginId: id, baseId: baseKey, config, updatedAt: nowIso() })
-          .onConflictDoUpdate({ target: [pluginConfigs.pluginId, pluginConfigs.baseId], set: { config, updatedAt: nowIso() } }).run();
+      // The manifest and the global scope are read in the transaction that writes, so the check holds for what commits.
+      return store.transaction(async (tx) => {
+        const { manifest } = await catalog.current(tx, id);
+        // The stored scope must be valid on its own for global; a base override is checked once merged over global.
+        const candidate = scope === 'global' ? config : deepMerge(await stored(tx, id, ''), config);
+        const problems = validate(manifest, candidate);
+        if (problems.length) throw new AppError('INVALID_CONFIG', `The configuration does not match the plugin's configSchema: ${problems.map((p) => p.message).join('; ')}`, { details: problems });
+        await tx.db.insert(pluginConfigs).values({ pluginId: id, baseId: baseKey, config, updatedAt: nowIso() })
+          .onConflictDoUpdate({ target: [pluginConfigs.pluginId, pluginConfigs.baseId], set: { config, updatedAt: nowIso() } });
+        return { scope, baseId: baseKey || null, config, effective: await effective(tx, id, baseKey || null) };
       });
-      return { scope, baseId: baseKey || null, config, effective: effective(id, baseKey || null) };
     },
   };
 }

@@ -39,33 +39,37 @@ export function createPluginService(deps: Deps, opts: {
   limiter: RateLimiter;
   proxyRatePerMinute: number;
 }) {
+  const { store } = deps;
   const catalog = createCatalog(deps);
   const packages = createPackages(deps, catalog, opts.hostVersion);
   const config = createConfig(deps, catalog, opts.access);
+  // What the scopes, the sandbox, the proxy and runs read of a plugin is read outside transactions: through the store.
+  const current = (id: string) => catalog.current(store, id);
+  const effectiveConfig = (id: string, baseId: string) => config.effective(store, id, baseId);
   const installations = createInstallations(deps, catalog);
   const storageCall = createStorage(deps);
   // RPC reads the sandbox's open contexts and the sandbox checks tables the RPC way: each reaches the other lazily.
   const calls = createDataCalls(deps, {
-    effectiveConfig: config.effective,
+    effectiveConfig,
     storageCall,
     openContext: (token, id, baseId) => sandbox.openContext(token, id, baseId),
   });
-  const sandbox = createSandboxUrls(catalog, { signer: opts.signer, publicUrl: deps.config.publicUrl, tableInBase: calls.tableInBase });
-  const proxy = createProxy(catalog, { fetch: opts.fetch, limiter: opts.limiter, ratePerMinute: opts.proxyRatePerMinute });
+  const sandbox = createSandboxUrls(current, { signer: opts.signer, publicUrl: deps.config.publicUrl, tableInBase: calls.tableInBase });
+  const proxy = createProxy(current, { fetch: opts.fetch, limiter: opts.limiter, ratePerMinute: opts.proxyRatePerMinute });
 
   const service = {
     // Facts the plugin scopes decide on.
-    current: catalog.current,
+    current,
     usableInBase: installations.usableInBase,
 
     // Packages, versions and status (system administrators).
     listPlugins: async (baseId?: string | null) => catalog.list(baseId),
-    getPlugin: async (id: string, baseId?: string | null) => catalog.view(id, baseId),
+    getPlugin: async (id: string, baseId?: string | null) => catalog.view(store, id, baseId),
     uploadPlugin: packages.upload,
     setStatus: packages.setStatus,
     rollback: packages.rollback,
     uninstallPlugin: packages.uninstall,
-    /** Counts a failed run or call (runs call it; tests put a plugin in error with it). */
+    /** Counts a failed run or call in a transaction of its own (runs count theirs as they record their end; tests put a plugin in error with it). */
     recordOutcome: packages.recordOutcome,
 
     // Configuration and base installations.
@@ -82,11 +86,11 @@ export function createPluginService(deps: Deps, opts: {
 
     // The sandbox server (plugins-runtime/serve.ts): URL signatures, manifests and files of any retained version.
     signer: opts.signer,
-    manifestOf: catalog.manifestOf,
+    manifestOf: (id: string, version: string) => catalog.manifestOf(store, id, version),
     filesOf: catalog.filesOf,
     file: catalog.file,
   };
-  runParts.set(service, { catalog, calls, effectiveConfig: config.effective, recordOutcome: packages.recordOutcome });
+  runParts.set(service, { catalog, calls, effectiveConfig, countOutcome: packages.countOutcome });
   return service;
 }
 

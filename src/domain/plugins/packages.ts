@@ -1,8 +1,7 @@
 // Plugin packages and their life: uploads (new plugins and higher versions), status, rollback, uninstall, failure counting.
 import { eq } from 'drizzle-orm';
 import semver from 'semver';
-import { pluginFiles, plugins, pluginVersions } from '../../db/schema.js';
-import { writeTransaction } from '../../db/connection.js';
+import { first, type UnitOfWork } from '../../db/store.js';
 import { AppError, badRequest, conflict, notFound } from '../../errors.js';
 import { nowIso } from '../../ids.js';
 import { MAX_UPLOAD_BYTES } from '../../limits.js';
@@ -16,8 +15,18 @@ export const FAILURES_TO_ERROR = 5;
 export type StatusAction = 'enable' | 'disable' | 'restore';
 
 export function createPackages(deps: Deps, catalog: Catalog, hostVersion: string) {
-  const { sqlite, orm } = deps;
+  const { store } = deps;
+  const { plugins, pluginVersions, pluginFiles } = store.schema;
   const { row, view } = catalog;
+
+  /** Counts one outcome in the caller's unit of work; the fifth failure in a row puts an enabled plugin in `error`. */
+  async function countOutcome(uow: UnitOfWork, id: string, failed: boolean): Promise<void> {
+    const r = await first(uow.db.select().from(plugins).where(eq(plugins.id, id)).limit(1));
+    if (!r) return;
+    const failures = failed ? r.consecutiveFailures + 1 : 0;
+    const status = failed && failures >= FAILURES_TO_ERROR && r.status === 'enabled' ? 'error' : r.status;
+    await uow.db.update(plugins).set({ consecutiveFailures: failures, status }).where(eq(plugins.id, id));
+  }
 
   return {
     /** A .stplugin.zip (a Buffer from REST, base64 over /graphql): a first upload (disabled), or a higher version of a plugin. */
@@ -37,70 +46,67 @@ export function createPackages(deps: Deps, catalog: Catalog, hostVersion: string
         throw e;
       }
       const { manifest, files } = pkg;
-      return writeTransaction(sqlite, () => {
-        const existing = orm.select().from(plugins).where(eq(plugins.id, manifest.id)).get();
+      // The package was read and checked above, before the transaction: only the writes hold the write lock.
+      return store.transaction(async (tx) => {
+        const existing = await first(tx.db.select().from(plugins).where(eq(plugins.id, manifest.id)).limit(1));
         const now = nowIso();
         if (existing) {
           if (existing.type !== manifest.type) throw conflict(`Plugin ${manifest.id} is a ${existing.type} plugin; a new version cannot change its type`);
-          const highest = orm.select({ version: pluginVersions.version }).from(pluginVersions).where(eq(pluginVersions.pluginId, manifest.id)).all()
+          const highest = (await tx.db.select({ version: pluginVersions.version }).from(pluginVersions).where(eq(pluginVersions.pluginId, manifest.id)))
             .map((v) => v.version).sort(semver.rcompare)[0];
           if (!semver.gt(manifest.version, highest)) {
             throw new AppError('VERSION_NOT_HIGHER', `Version ${manifest.version} is not higher than ${highest}, the highest version of ${manifest.id}`);
           }
-          orm.update(plugins).set({ currentVersion: manifest.version, updatedAt: now }).where(eq(plugins.id, manifest.id)).run();
+          await tx.db.update(plugins).set({ currentVersion: manifest.version, updatedAt: now }).where(eq(plugins.id, manifest.id));
         } else {
           // A first upload waits for an administrator to enable it.
-          orm.insert(plugins).values({ id: manifest.id, type: manifest.type, currentVersion: manifest.version, status: 'disabled', createdAt: now, updatedAt: now }).run();
+          await tx.db.insert(plugins).values({ id: manifest.id, type: manifest.type, currentVersion: manifest.version, status: 'disabled', createdAt: now, updatedAt: now });
         }
-        orm.insert(pluginVersions).values({ pluginId: manifest.id, version: manifest.version, manifest: manifest as unknown as Record<string, unknown>, uploadedAt: now }).run();
-        for (const [path, content] of files) orm.insert(pluginFiles).values({ pluginId: manifest.id, version: manifest.version, path, content }).run();
-        return view(manifest.id);
+        await tx.db.insert(pluginVersions).values({ pluginId: manifest.id, version: manifest.version, manifest: manifest as unknown as Record<string, unknown>, uploadedAt: now });
+        for (const [path, content] of files) await tx.db.insert(pluginFiles).values({ pluginId: manifest.id, version: manifest.version, path, content });
+        return view(tx, manifest.id);
       });
     },
 
     /** enable, disable, or restore (only from `error`); enabling or restoring clears the failure count. */
     async setStatus(id: string, action: string): Promise<PluginView> {
       if (action !== 'enable' && action !== 'disable' && action !== 'restore') throw badRequest('action must be enable, disable or restore', [{ field: 'action', message: 'must be enable, disable or restore' }]);
-      return writeTransaction(sqlite, () => {
-        const r = row(id);
+      return store.transaction(async (tx) => {
+        const r = await row(tx, id);
         if (action === 'restore' && r.status !== 'error') throw conflict(`Plugin ${id} is ${r.status}; only a plugin in error can be restored`);
         const status = action === 'disable' ? 'disabled' : 'enabled';
         const resetFailures = action !== 'disable';
-        orm.update(plugins).set({ status, ...(resetFailures ? { consecutiveFailures: 0 } : {}), updatedAt: nowIso() }).where(eq(plugins.id, id)).run();
-        return view(id);
+        await tx.db.update(plugins).set({ status, ...(resetFailures ? { consecutiveFailures: 0 } : {}), updatedAt: nowIso() }).where(eq(plugins.id, id));
+        return view(tx, id);
       });
     },
 
     /** Makes a retained version current; status, configuration and installations stay. */
     async rollback(id: string, version: string | null | undefined): Promise<PluginView> {
       if (typeof version !== 'string' || !version) throw badRequest('version is required', [{ field: 'version', message: 'required' }]);
-      return writeTransaction(sqlite, () => {
-        const r = row(id);
-        if (!catalog.manifestOf(id, version)) throw notFound(`Version ${version} of plugin ${id} is not retained`);
+      return store.transaction(async (tx) => {
+        const r = await row(tx, id);
+        if (!(await catalog.manifestOf(tx, id, version))) throw notFound(`Version ${version} of plugin ${id} is not retained`);
         if (r.currentVersion === version) throw conflict(`Version ${version} is already current`);
-        orm.update(plugins).set({ currentVersion: version, updatedAt: nowIso() }).where(eq(plugins.id, id)).run();
-        return view(id);
+        await tx.db.update(plugins).set({ currentVersion: version, updatedAt: nowIso() }).where(eq(plugins.id, id));
+        return view(tx, id);
       });
     },
 
     async uninstall(id: string): Promise<{ id: string; deleted: true }> {
-      return writeTransaction(sqlite, () => {
-        row(id);
-        orm.delete(pluginFiles).where(eq(pluginFiles.pluginId, id)).run();
-        orm.delete(plugins).where(eq(plugins.id, id)).run(); // versions, config, installations and storage cascade
+      return store.transaction(async (tx) => {
+        await row(tx, id);
+        await tx.db.delete(pluginFiles).where(eq(pluginFiles.pluginId, id));
+        await tx.db.delete(plugins).where(eq(plugins.id, id)); // versions, config, installations and storage cascade
         return { id, deleted: true as const };
       });
     },
 
-    /** Counts a failed run or call; the fifth in a row puts the plugin in `error` (it keeps working). */
-    recordOutcome(id: string, failed: boolean) {
-      writeTransaction(sqlite, () => {
-        const r = orm.select().from(plugins).where(eq(plugins.id, id)).get();
-        if (!r) return;
-        const failures = failed ? r.consecutiveFailures + 1 : 0;
-        const status = failed && failures >= FAILURES_TO_ERROR && r.status === 'enabled' ? 'error' : r.status;
-        orm.update(plugins).set({ consecutiveFailures: failures, status }).where(eq(plugins.id, id)).run();
-      });
+    countOutcome,
+
+    /** Counts a failed run or call in a transaction of its own; the fifth in a row puts the plugin in `error` (it keeps working). */
+    async recordOutcome(id: string, failed: boolean): Promise<void> {
+      await store.transaction((tx) => countOutcome(tx, id, failed));
     },
   };
 }

@@ -3,7 +3,7 @@ import type { RateLimiter } from '../../auth/rate-limit.js';
 import { AppError } from '../../errors.js';
 import { isObject } from '../../checks.js';
 import { BlockedError, TooLargeError, UpstreamTimeoutError, type GuardedFetch } from '../../net/ssrf-guard.js';
-import type { Catalog } from './catalog.js';
+import type { CurrentPlugin } from './catalog.js';
 import { invalidParams } from './shared.js';
 
 /** Headers a plugin may neither send nor receive through the proxy. */
@@ -55,9 +55,9 @@ export function proxyTarget(raw: string): URL {
 }
 
 /** The network permission and the first URL's host were checked before, by the schema's pluginNetwork scope. */
-export function createProxy(catalog: Catalog, opts: { fetch: GuardedFetch; limiter: RateLimiter; ratePerMinute: number }) {
+export function createProxy(current: CurrentPlugin, opts: { fetch: GuardedFetch; limiter: RateLimiter; ratePerMinute: number }) {
   return async function proxy(id: string, req: ProxyRequest): Promise<ProxyAnswer> {
-    const allowList = catalog.current(id).manifest.permissions?.network ?? [];
+    const allowList = (await current(id)).manifest.permissions?.network ?? [];
     const url = proxyTarget(req.url);
     const method = (req.method ?? 'GET').toUpperCase();
     if (!METHODS.includes(method)) throw invalidParams(`method ${method} is not allowed`);

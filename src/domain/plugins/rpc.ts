@@ -1,6 +1,6 @@
 // A plugin's data calls (contract section 7): the host API's methods and what each does, run as the caller through a gateway.
 import { eq } from 'drizzle-orm';
-import { tables } from '../../db/schema.js';
+import { first } from '../../db/store.js';
 import { AppError, notFound } from '../../errors.js';
 import { isObject } from '../../checks.js';
 import type { Deps } from '../deps.js';
@@ -27,14 +27,14 @@ export interface PluginDataGateway {
 }
 
 /**
- * Decides whether the caller may make one data call, throwing when not: built by the schema (the same check as the
- * pluginMethod scope) for the calls a script makes while it runs, which no resolver sees one by one.
+ * Decides whether the caller may make one data call, throwing (or rejecting) when not: built by the schema (the same
+ * check as the pluginMethod scope) for the calls a script makes while it runs, which no resolver sees one by one.
  */
-export type DataCallGuard = (method: string) => void;
+export type DataCallGuard = (method: string) => Promise<void> | void;
 
 export interface DataCallParts {
-  effectiveConfig: (id: string, baseId: string) => unknown;
-  storageCall: (id: string, baseId: string, method: StorageMethod, params: Record<string, unknown>) => unknown;
+  effectiveConfig: (id: string, baseId: string) => Promise<unknown>;
+  storageCall: (id: string, baseId: string, method: StorageMethod, params: Record<string, unknown>) => Promise<unknown>;
   /** The context of an open sandbox (its selection snapshot) when the handshake token is this plugin's, in this base. */
   openContext: (handshakeToken: string | null | undefined, id: string, baseId: string) => Record<string, unknown> | undefined;
 }
@@ -49,20 +49,21 @@ export interface RpcRequest {
 
 // Whether the caller may make a call is decided before, by the schema's plugin scopes (or a script's guard).
 export function createDataCalls(deps: Deps, parts: DataCallParts) {
-  const { orm } = deps;
+  const { store } = deps;
+  const { tables } = store.schema;
 
-  /** A table id named by a data call must belong to the call's base. */
-  function tableInBase(baseId: string, tableId: unknown): string {
+  /** A table id named by a data call must belong to the call's base (read outside transactions). */
+  async function tableInBase(baseId: string, tableId: unknown): Promise<string> {
     if (typeof tableId !== 'string' || !tableId) throw invalidParams('tableId is required');
-    const t = orm.select({ baseId: tables.baseId }).from(tables).where(eq(tables.id, tableId)).get();
+    const t = await first(store.db.select({ baseId: tables.baseId }).from(tables).where(eq(tables.id, tableId)).limit(1));
     if (t?.baseId !== baseId) throw notFound(`Table ${tableId} not found in base ${baseId}`);
     return tableId;
   }
 
   /** The table of the base that holds a record (record calls may name only the record). */
-  function tableOfRecord(baseId: string, recordId: string): string | null {
-    for (const t of orm.select({ id: tables.id }).from(tables).where(eq(tables.baseId, baseId)).all()) {
-      if (deps.store.existing(t.id, [recordId]).has(recordId)) return t.id;
+  async function tableOfRecord(baseId: string, recordId: string): Promise<string | null> {
+    for (const t of await store.db.select({ id: tables.id }).from(tables).where(eq(tables.baseId, baseId))) {
+      if ((await store.records.existing(t.id, [recordId])).has(recordId)) return t.id;
     }
     return null;
   }
@@ -87,23 +88,23 @@ export function createDataCalls(deps: Deps, parts: DataCallParts) {
       case 'table.listTables':
         return gateway.listTables(baseId);
       case 'table.getSchema':
-        return gateway.getSchema(tableInBase(baseId, tableId));
+        return gateway.getSchema(await tableInBase(baseId, tableId));
       case 'table.getRecords':
-        return gateway.getRecords(tableInBase(baseId, tableId), {
+        return gateway.getRecords(await tableInBase(baseId, tableId), {
           page: params.page as number | undefined, perPage: (params.per_page ?? params.perPage) as number | undefined, search: params.search as string | undefined,
         });
       case 'table.getRecord':
       case 'record.update':
       case 'record.delete': {
         if (typeof params.recordId !== 'string' || !params.recordId) throw invalidParams('recordId is required');
-        const recordTable = tableId ? tableInBase(baseId, tableId) : tableOfRecord(baseId, params.recordId);
+        const recordTable = tableId ? await tableInBase(baseId, tableId) : await tableOfRecord(baseId, params.recordId);
         if (!recordTable) throw notFound(`Record ${params.recordId} not found in base ${baseId}`);
         if (method === 'table.getRecord') return gateway.getRecord(recordTable, params.recordId);
         if (method === 'record.delete') return gateway.deleteRecord(recordTable, params.recordId);
         return gateway.updateRecord(recordTable, params.recordId, params.values ?? {});
       }
       case 'record.create':
-        return gateway.createRecord(tableInBase(baseId, tableId), params.values ?? {});
+        return gateway.createRecord(await tableInBase(baseId, tableId), params.values ?? {});
     }
   }
 

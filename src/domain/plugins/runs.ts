@@ -1,7 +1,7 @@
 // Script plugin runs and endpoint calls: the package's Python in the sandbox, its base.* calls guarded, each run logged.
 import { and, count, desc, eq, sql } from 'drizzle-orm';
-import { pluginRuns } from '../../db/schema.js';
-import { writeTransaction } from '../../db/connection.js';
+import type { pluginRuns } from '../../db/schema.js';
+import { first, type UnitOfWork } from '../../db/store.js';
 import { AppError, badRequest } from '../../errors.js';
 import { newId, nowIso } from '../../ids.js';
 import { isObject } from '../../checks.js';
@@ -55,8 +55,9 @@ export interface ScriptCaller {
 export interface RunParts {
   catalog: Catalog;
   calls: DataCalls;
-  effectiveConfig: (id: string, baseId: string) => Record<string, unknown>;
-  recordOutcome: (id: string, failed: boolean) => void;
+  effectiveConfig: (id: string, baseId: string) => Promise<Record<string, unknown>>;
+  /** Counts a run's outcome in the caller's unit of work (the transaction that records the run's end). */
+  countOutcome: (uow: UnitOfWork, id: string, failed: boolean) => Promise<void>;
 }
 
 // The shapes the gateway answers with (schema/plugin-gateway.ts), as far as the script API reads them.
@@ -65,8 +66,8 @@ interface RecordShape { id: string; values: unknown }
 
 /** The script API (spec 3, 4.3) onto the data methods of the RPC, with the shapes scripts get back; each call guarded first. */
 async function scriptCall(parts: RunParts, caller: ScriptCaller, pluginId: string, baseId: string, method: string, args: unknown[]): Promise<unknown> {
-  const call = (rpcMethod: string, params: Record<string, unknown>) => {
-    caller.guard(rpcMethod);
+  const call = async (rpcMethod: string, params: Record<string, unknown>) => {
+    await caller.guard(rpcMethod);
     return parts.calls.dataCall(caller.gateway, pluginId, baseId, rpcMethod, params);
   };
   const record = (r: RecordShape) => ({ id: r.id, values: r.values });
@@ -96,54 +97,59 @@ async function scriptCall(parts: RunParts, caller: ScriptCaller, pluginId: strin
 
 // A script's data calls run as its caller (a user, or the workflow of a run_script step), each guarded by the schema's check.
 export function createRuns(deps: Deps, parts: RunParts) {
-  const { sqlite, orm } = deps;
+  const { store } = deps;
+  const { pluginRuns } = store.schema;
   const { catalog } = parts;
 
   function toEntry(r: typeof pluginRuns.$inferSelect): RunLogEntry {
     return { ...r, runId: r.id, endpoint: r.endpoint ?? null, logs: r.logs ?? [] } as RunLogEntry;
   }
 
-  /** Runs one script (a run or an endpoint call) and records it from start to end. */
+  /**
+   * Runs one script (a run or an endpoint call) and records it from start to end: its start in one transaction, its end
+   * and the plugin's failure count in another, and the script itself in neither (it may run for its whole timeout).
+   */
   async function execute(caller: ScriptCaller, opts: {
     pluginId: string; baseId: string; kind: 'run' | 'call'; endpoint: string | null; entry: string; timeoutS: number;
     context: Record<string, unknown>; request: Record<string, unknown> | null;
   }): Promise<{ runId: string; outcome: ScriptOutcome }> {
-    const { row } = catalog.current(opts.pluginId);
+    const { row } = await catalog.current(store, opts.pluginId);
     const runId = newId('run');
     const startedAt = nowIso();
-    writeTransaction(sqlite, () => {
-      orm.insert(pluginRuns).values({
+    await store.transaction(async (tx) => {
+      await tx.db.insert(pluginRuns).values({
         id: runId, pluginId: opts.pluginId, version: row.currentVersion, kind: opts.kind, endpoint: opts.endpoint, baseId: opts.baseId,
         userId: caller.actor.id, status: 'running', startedAt, logs: [],
-      }).run();
+      });
     });
-    const files = new Map(catalog.filesOf(opts.pluginId, row.currentVersion).map((p) => [p, catalog.file(opts.pluginId, row.currentVersion, p)!]));
+    const files = await catalog.filesWithContent(opts.pluginId, row.currentVersion);
+    const config = await parts.effectiveConfig(opts.pluginId, opts.baseId);
     const outcome = await runScript({
       files,
       entry: opts.entry,
       timeoutMs: opts.timeoutS * 1000,
       context: opts.context,
-      config: parts.effectiveConfig(opts.pluginId, opts.baseId),
+      config,
       request: opts.request,
       call: (method, args) => scriptCall(parts, caller, opts.pluginId, opts.baseId, method, args),
     });
-    writeTransaction(sqlite, () => {
-      orm.update(pluginRuns).set({
+    await store.transaction(async (tx) => {
+      await tx.db.update(pluginRuns).set({
         status: outcome.status, finishedAt: nowIso(), durationMs: Math.round(outcome.durationMs), result: outcome.result ?? null,
         error: outcome.error, traceback: outcome.traceback, logs: outcome.logs,
-      }).where(eq(pluginRuns.id, runId)).run();
+      }).where(eq(pluginRuns.id, runId));
+      await parts.countOutcome(tx, opts.pluginId, outcome.status === 'failed');
     });
-    parts.recordOutcome(opts.pluginId, outcome.status === 'failed');
     return { runId, outcome };
   }
 
   return {
     /** POST /{id}/run: a script plugin (the scopes have checked the plugin and the editor role); waits for the end of the run. */
     async runPlugin(caller: ScriptCaller, id: string, req: { baseId: string; tableId?: string | null; params?: unknown }): Promise<RunAnswer> {
-      const { row, manifest } = catalog.current(id);
+      const { row, manifest } = await catalog.current(store, id);
       if (row.type !== 'script') throw badRequest(`Plugin ${id} is a ui plugin; only script plugins run`);
       // A wrong table is the caller's mistake, not a failed run of the plugin.
-      if (req.tableId !== undefined && req.tableId !== null) parts.calls.tableInBase(req.baseId, req.tableId);
+      if (req.tableId !== undefined && req.tableId !== null) await parts.calls.tableInBase(req.baseId, req.tableId);
       if (req.params !== undefined && req.params !== null && !isObject(req.params)) throw badRequest('params must be an object', [{ field: 'params', message: 'must be an object' }]);
       const context = { plugin_id: id, base_id: req.baseId, table_id: req.tableId ?? null, params: req.params ?? {} };
       const { runId, outcome } = await execute(caller, {
@@ -155,7 +161,7 @@ export function createRuns(deps: Deps, parts: RunParts) {
 
     /** POST /{id}/call/{endpoint}: a declared endpoint of a ui or script plugin (the scopes have checked plugin, endpoint and member). */
     async callEndpoint(caller: ScriptCaller, id: string, endpoint: string, req: { baseId: string; payload?: unknown }): Promise<{ result: unknown }> {
-      const { manifest } = catalog.current(id);
+      const { manifest } = await catalog.current(store, id);
       const decl = (manifest.endpoints ?? []).find((e) => e.name === endpoint);
       if (!decl) throw new AppError('ENDPOINT_NOT_DECLARED', `Plugin ${id} declares no endpoint "${endpoint}"`);
       const { outcome } = await execute(caller, {
@@ -173,7 +179,7 @@ export function createRuns(deps: Deps, parts: RunParts) {
      * checked the plugin and the workflow's role there); `caller.gateway` runs its data calls with the same actor.
      */
     async runForWorkflow(caller: ScriptCaller & { actor: WorkflowActor }, id: string, tableId: string, recordId: string | null, params: unknown) {
-      const { row, manifest } = catalog.current(id);
+      const { row, manifest } = await catalog.current(store, id);
       if (row.type !== 'script') throw badRequest(`Plugin ${id} is a ui plugin; run_script needs a script plugin`);
       const baseId = caller.actor.baseId;
       const context = { plugin_id: id, base_id: baseId, table_id: tableId, record_id: recordId, params: params ?? {} };
@@ -187,17 +193,17 @@ export function createRuns(deps: Deps, parts: RunParts) {
 
     /** Run log, newest first; one base, or every base for a system administrator. */
     async listRunLogs(id: string, baseId: string | null, page?: number | null, pageSize?: number | null): Promise<Page<RunLogEntry>> {
-      catalog.row(id);
+      await catalog.row(store, id);
       const p = pageArgs(page, pageSize, { defaultSize: 20, maxSize: 200 });
       const where = baseId ? and(eq(pluginRuns.pluginId, id), eq(pluginRuns.baseId, baseId)) : eq(pluginRuns.pluginId, id);
-      const items = orm.select().from(pluginRuns).where(where).orderBy(desc(sql`rowid`)).limit(p.pageSize).offset(p.offset).all().map(toEntry);
-      const total = orm.select({ n: count() }).from(pluginRuns).where(where).get()!.n;
+      const items = (await store.db.select().from(pluginRuns).where(where).orderBy(desc(sql`rowid`)).limit(p.pageSize).offset(p.offset)).map(toEntry);
+      const total = (await first(store.db.select({ n: count() }).from(pluginRuns).where(where)))!.n;
       return { items, total, page: p.page, pageSize: p.pageSize };
     },
 
     /** At start: calls cut off by a restart are marked failed, never left running. */
-    failInterrupted() {
-      failInterruptedRuns(sqlite, 'plugin_runs');
+    async failInterrupted(): Promise<void> {
+      await failInterruptedRuns(deps.store, 'plugin_runs');
     },
   };
 }

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { UrlSigner } from '../../auth/url-signer.js';
 import { isObject } from '../../checks.js';
-import type { Catalog } from './catalog.js';
+import type { CurrentPlugin } from './catalog.js';
 import { invalidParams } from './shared.js';
 
 const TTL_SECONDS = 600;
@@ -36,7 +36,7 @@ function normalizeSelection(raw: unknown) {
   };
 }
 
-export function createSandboxUrls(catalog: Catalog, opts: { signer: UrlSigner; publicUrl: string; tableInBase: (baseId: string, tableId: unknown) => string }) {
+export function createSandboxUrls(current: CurrentPlugin, opts: { signer: UrlSigner; publicUrl: string; tableInBase: (baseId: string, tableId: unknown) => Promise<string> }) {
   /** Context of each open sandbox (selection snapshot), by handshake token, for ui.getContext and selection.get. */
   const opens = new Map<string, { pluginId: string; baseId: string; context: Record<string, unknown>; exp: number }>();
 
@@ -49,10 +49,10 @@ export function createSandboxUrls(catalog: Catalog, opts: { signer: UrlSigner; p
 
     /** A signed loader URL; its handshake token keys the selection snapshot. The scopes have checked plugin, base and caller. */
     async sandboxUrl(id: string, req: SandboxRequest): Promise<SandboxUrl> {
-      const { row, manifest } = catalog.current(id);
+      const { row, manifest } = await current(id);
       const points = (manifest.extensionPoints ?? []).map((e) => e.type);
       if (!points.some((p) => p === req.extensionPoint)) throw invalidParams(`extension_point must be one the plugin declares: ${points.join(', ')}`);
-      if (req.tableId !== undefined && req.tableId !== null) opts.tableInBase(req.baseId, req.tableId);
+      if (req.tableId !== undefined && req.tableId !== null) await opts.tableInBase(req.baseId, req.tableId);
       const selection = normalizeSelection(req.selection);
       const ht = randomBytes(18).toString('base64url');
       const exp = Math.floor(Date.now() / 1000) + TTL_SECONDS;
