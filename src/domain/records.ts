@@ -58,10 +58,10 @@ function itemError(code: 'BAD_REQUEST' | 'NOT_FOUND', index: number | undefined,
   return new AppError(code, `${where}${message}`, { details: [detail] });
 }
 
-/** The value context of a table without user fields: no field type asks it anything. */
+/** The value context of a table without a field that checks members: none of its types asks it anything. */
 const NO_MEMBERS: ValueContext = {
   isBaseMember() {
-    throw new Error('base members were not loaded: only tables with a user field load them');
+    throw new Error('base members were not loaded: a field type that asks for them must say so with checksMembers');
   },
 };
 
@@ -151,7 +151,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
   /** Inside a write transaction: what validating values needs. Only a user field asks for the base's members. */
   async function writeContext(tx: UnitOfWork, tableId: string) {
     const { table, fields } = await context(tx, tableId);
-    const ctx = fields.some((f) => f.type === 'user') ? await fieldService.memberContext(tx, table.baseId) : NO_MEMBERS;
+    const ctx = fields.some((f) => fieldType(f.type).checksMembers) ? await fieldService.memberContext(tx, table.baseId) : NO_MEMBERS;
     return { fields, resolve: fieldResolver(fields), ctx };
   }
 

@@ -92,6 +92,8 @@ export interface FieldType {
   readOnly?: boolean;
   /** Its text takes part in keyword search (text-like types and selects). */
   searchable?: boolean;
+  /** Its value checks ask the ValueContext about base members, so a write to its table loads them first. */
+  checksMembers?: boolean;
   /** Filter operators this type supports (contract section 4). */
   operators: readonly Operator[];
   /** The SQL condition of one filter term (an operator of `operators`); shared shapes are in `types/sql.ts`. */

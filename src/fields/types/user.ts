@@ -5,6 +5,7 @@ import { columnFilter, emptiesLast, EMPTY_TEXT } from './sql.js';
 export const user: FieldType = {
   name: 'user',
   storage: 'text',
+  checksMembers: true,
   operators: ['eq', 'neq', 'in', 'not_in', 'has_any', 'has_all', 'has_none', 'is_empty', 'is_not_empty'],
   filterSql: columnFilter(EMPTY_TEXT),
   sortTerms: emptiesLast,
