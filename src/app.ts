@@ -8,6 +8,7 @@ import { GraphQLError } from 'graphql';
 import type { Config } from './config.js';
 import { forbidden, unauthorized } from './errors.js';
 import { openSqliteStore } from './db/sqlite-store.js';
+import { openPgStore } from './db/pg-store.js';
 import { loadOrCreateKeys } from './auth/keys.js';
 import { createTokenService } from './auth/tokens.js';
 import { createRevocationList } from './auth/revocations.js';
@@ -47,12 +48,14 @@ export interface AppOptions {
 export async function createApp(config: Config, options: AppOptions = {}) {
   const log = options.log ?? createLogger('silent');
   fs.mkdirSync(config.dataDir, { recursive: true });
-  const store = openSqliteStore(path.join(config.dataDir, DB_FILE), { synchronous: config.sqliteSynchronous });
-  const keys = await loadOrCreateKeys(config.dataDir);
+  const store = config.databaseUrl
+    ? await openPgStore(config.databaseUrl)
+    : openSqliteStore(path.join(config.dataDir, DB_FILE), { synchronous: config.sqliteSynchronous });
+  const keys = await loadOrCreateKeys(store);
   const tokens = createTokenService(keys, config.publicUrl);
   const revocations = await createRevocationList(store);
   const fetch = createGuardedFetch({ allowPrivate: config.proxyAllowPrivate, timeoutMs: config.proxyTimeoutMs, maxBytes: config.proxyMaxBytes });
-  const signer = createUrlSigner(loadOrCreateUrlKey(config.dataDir));
+  const signer = createUrlSigner(await loadOrCreateUrlKey(store));
   const limiter = createRateLimiter();
   const services = createServices({ store, keys, tokens, revocations, config, fetch, signer, limiter });
   const firstAdmin = await services.users.ensureFirstAdmin(config.adminEmail, config.adminPassword);
@@ -201,8 +204,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     config,
     services,
     store,
-    /** The SQLite write connection, for tests that inspect the file. */
-    sqlite: store.sqlite,
+    /** The SQLite write connection, for tests that inspect the file (absent on PostgreSQL). */
+    sqlite: 'sqlite' in store ? store.sqlite : undefined,
     firstAdmin,
     runner,
     /** Whether script plugins run under OS isolation (bubblewrap) or only the in-Python layers. */

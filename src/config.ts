@@ -10,6 +10,8 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** A PostgreSQL URL to keep everything in PostgreSQL; without it, one SQLite file in `dataDir`. */
+  databaseUrl?: string;
   publicUrl: string;
   adminEmail?: string;
   adminPassword?: string;
@@ -96,10 +98,10 @@ function httpUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return raw.replace(/\/$/, '');
 }
 
-/** Checks DATABASE_URL: a malformed one is refused; PostgreSQL itself comes with contract section 11. */
-function checkDatabaseUrl(env: NodeJS.ProcessEnv): void {
+/** DATABASE_URL: a PostgreSQL URL (contract section 11), or nothing for the SQLite file; anything else is refused. */
+function databaseUrl(env: NodeJS.ProcessEnv): string | undefined {
   const raw = env.DATABASE_URL;
-  if (raw === undefined || raw === '') return;
+  if (raw === undefined || raw === '') return undefined;
   let url: URL;
   try {
     url = new URL(raw);
@@ -109,14 +111,14 @@ function checkDatabaseUrl(env: NodeJS.ProcessEnv): void {
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
     throw new ConfigError('DATABASE_URL', `must start with postgres:// or postgresql:// (got ${url.protocol}//)`);
   }
-  throw new ConfigError('DATABASE_URL', 'names PostgreSQL, which this version does not support yet: unset it to use the SQLite file in DATA_DIR');
+  return raw;
 }
 
 /** The configuration, or a ConfigError naming the first bad variable. */
 export function readConfig(env: NodeJS.ProcessEnv = process.env, version = '0.0.0'): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST || '127.0.0.1';
-  checkDatabaseUrl(env);
+  const database = databaseUrl(env);
   const adminEmail = env.ADMIN_EMAIL || undefined;
   if (adminEmail && !/^[^\s@]+@[^\s@]+$/.test(adminEmail)) throw new ConfigError('ADMIN_EMAIL', `must be an email address (got "${adminEmail}")`);
   const adminPassword = env.ADMIN_PASSWORD || undefined;
@@ -133,6 +135,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, version = '0.0.
     port,
     host,
     dataDir: path.resolve(env.DATA_DIR || './data'),
+    databaseUrl: database,
     publicUrl: httpUrl(env, 'PUBLIC_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     adminEmail,
     adminPassword,

@@ -1,10 +1,11 @@
-// Test helpers: a fresh app on a temp data dir, requests through its fetch handler, users with tokens.
+// Test helpers: a fresh app on a temp data dir (and a fresh database on PostgreSQL), requests through its fetch handler, users with tokens.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createApp, type App, type AppOptions } from '../src/app.js';
 import { readConfig } from '../src/config.js';
 import { version } from '../src/version.js';
+import { dropDatabase, freshDatabaseUrl } from './database.js';
 import { send, type RequestOptions, type TestResponse } from './http.js';
 
 export const ADMIN = { email: 'admin@test.local', password: 'admin-password' };
@@ -14,6 +15,8 @@ export type { TestResponse };
 export interface TestClient {
   app: App;
   dir: string;
+  /** On PostgreSQL, the app's own database (a restart on the same data passes it again). */
+  databaseUrl?: string;
   adminToken: string;
   request(method: string, url: string, opts?: RequestOptions): Promise<TestResponse>;
   login(email: string, password: string): Promise<string>;
@@ -29,7 +32,11 @@ export function tempDir(prefix = 'ts-test-'): string {
 
 export async function makeApp(env: Record<string, string> = {}, options: AppOptions = {}): Promise<TestClient> {
   const dir = tempDir();
-  const config = readConfig({ DATA_DIR: dir, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, PUBLIC_URL: 'http://test.local', ...env }, version);
+  const databaseUrl = env.DATABASE_URL ? undefined : await freshDatabaseUrl();
+  const config = readConfig({
+    DATA_DIR: dir, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, PUBLIC_URL: 'http://test.local',
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), ...env,
+  }, version);
   const app = await createApp(config, options);
 
   async function request(method: string, url: string, opts: RequestOptions = {}): Promise<TestResponse> {
@@ -47,6 +54,7 @@ export async function makeApp(env: Record<string, string> = {}, options: AppOpti
   const client: TestClient = {
     app,
     dir,
+    databaseUrl,
     adminToken: '',
     request,
     login,
@@ -61,6 +69,7 @@ export async function makeApp(env: Record<string, string> = {}, options: AppOpti
     },
     async close() {
       await app.close();
+      await dropDatabase(databaseUrl);
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };

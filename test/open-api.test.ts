@@ -6,6 +6,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, makeTable, type TestClient, type TestResponse } from './helpers.js';
+import { testSql } from './database.js';
 
 type FormatsPlugin = (ajv: Ajv2020) => Ajv2020;
 const addFormats: FormatsPlugin = (addFormatsModule as unknown as { default?: FormatsPlugin }).default ?? (addFormatsModule as unknown as FormatsPlugin);
@@ -423,8 +424,12 @@ describe('search', () => {
 });
 
 describe('record writes', () => {
-  const stamps = (recordId: string, t = tableId) =>
-    c.app.sqlite.prepare(`SELECT _created_by AS createdBy, _updated_by AS updatedBy FROM "rt_${t}" WHERE _id = ?`).get(recordId) as { createdBy: string | null; updatedBy: string | null };
+  const stamps = async (recordId: string, t = tableId) => {
+    const sql = testSql(c.app);
+    const [row] = await sql.rows<{ createdBy: string | null; updatedBy: string | null }>(
+      `SELECT _created_by AS "createdBy", _updated_by AS "updatedBy" FROM ${await sql.recordTable(t)} WHERE _id = ?`, [recordId]);
+    return row;
+  };
 
   it('creates with values keyed by field id or exact name, bare or wrapped in values: 201 with the record', async () => {
     const bodies = [
@@ -477,18 +482,18 @@ describe('record writes', () => {
   it('updates (200 with the record) and deletes (200 {id, deleted: true}); the application is creator and last editor', async () => {
     const created = expectOk(await open('POST', recs(), { body: { Name: 'lifecycle', Count: 10 } }), 201);
     const id = created.id as string;
-    expect(stamps(id)).toEqual({ createdBy: app.id, updatedBy: app.id });
+    expect(await stamps(id)).toEqual({ createdBy: app.id, updatedBy: app.id });
 
     // A user edit, then an application edit: the last editor follows.
     const admin = await c.request('GET', '/api/auth/me');
     const userEdit = await c.request('PUT', `/api/v1/tables/${tableId}/records/${id}`, { body: { fields: { Count: 11 } } });
     expect(userEdit.status).toBe(200);
-    expect(stamps(id)).toEqual({ createdBy: app.id, updatedBy: admin.body.data.id });
+    expect(await stamps(id)).toEqual({ createdBy: app.id, updatedBy: admin.body.data.id });
 
     const updated = expectOk(await open('PUT', `${recs()}/${id}`, { body: { Name: 'lifecycle 2' } }));
     expect(updated).toMatchObject({ id, created_at: created.created_at });
     expect(updated.values).toMatchObject({ [F.Name]: 'lifecycle 2', [F.Count]: 11 });
-    expect(stamps(id)).toEqual({ createdBy: app.id, updatedBy: app.id });
+    expect(await stamps(id)).toEqual({ createdBy: app.id, updatedBy: app.id });
     const wrapped = expectOk(await open('PUT', `${recs()}/${id}`, { body: { values: { [F.Count]: 12, Color: 'Blue' } } }));
     expect(wrapped.values).toMatchObject({ [F.Name]: 'lifecycle 2', [F.Count]: 12, [F.Color]: 'Blue' });
     const cleared = expectOk(await open('PUT', `${recs()}/${id}`, { body: { Color: null } }));

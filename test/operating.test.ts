@@ -203,7 +203,7 @@ describe('/metrics and /healthz', () => {
     const ok = await call(t.app, 'GET', '/healthz');
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ status: 'ok', database: 'ok' });
-    t.app.sqlite.close();
+    await t.app.store.close();
     const down = await call(t.app, 'GET', '/healthz');
     expect(down.status).toBe(503);
     expect(down.body).toMatchObject({ status: 'unavailable', database: 'unavailable' });

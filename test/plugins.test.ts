@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, makeTable, type TestClient } from './helpers.js';
+import { testSql } from './database.js';
 
 const EXAMPLES = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'examples');
 
@@ -221,7 +222,7 @@ describe('RPC, storage, proxy and sandbox', () => {
     expect((await rpc(viewer.token, 'storage.get', { key: 'k' })).body.data.result).toEqual({ a: 1 });
     const big = await rpc(owner.token, 'storage.set', { key: 'big', value: 'x'.repeat(70_000) });
     expect(big.status).toBe(413);
-    for (let i = 0; i < 999; i++) c.app.sqlite.prepare('INSERT INTO plugin_storage (plugin_id, base_id, key, value) VALUES (?, ?, ?, ?)').run(ui, owner.defaultBaseId, `fill${i}`, '1');
+    for (let i = 0; i < 999; i++) await testSql(c.app).run('INSERT INTO plugin_storage (plugin_id, base_id, key, value) VALUES (?, ?, ?, ?)', [ui, owner.defaultBaseId, `fill${i}`, '1']);
     expect((await rpc(owner.token, 'storage.set', { key: 'one-more', value: 1 })).status).toBe(409);
     expect((await rpc(owner.token, 'storage.set', { key: 'k', value: 2 })).status).toBe(200);
     expect((await rpc(owner.token, 'storage.remove', { key: 'k' })).body.data.result).toEqual({ removed: true });

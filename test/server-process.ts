@@ -5,6 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { databaseEnvFor } from './database.js';
 import { send, type RequestOptions, type TestResponse } from './http.js';
 
 /** The repository root: the server's working directory. */
@@ -93,6 +94,7 @@ async function startOnce(dataDir: string, opts: StartOptions): Promise<ServerPro
     HOST: '127.0.0.1',
     ADMIN_EMAIL: admin.email,
     ADMIN_PASSWORD: admin.password,
+    ...(await databaseEnvFor(dataDir)),
     ...opts.env,
   });
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });

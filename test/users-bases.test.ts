@@ -2,6 +2,7 @@
 // default bases, bases and members, and what deleting a base takes with it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, makeApp, makeTable, type TestClient, type TestResponse } from './helpers.js';
+import { ENGINE, testSql } from './database.js';
 
 let c: TestClient;
 let adminId: string;
@@ -315,7 +316,9 @@ describe('bases', () => {
     }
     expectError(await c.request('GET', `/api/v1/tables/${t1}/records/${r.id}`), 404, 'NOT_FOUND');
     expect((await ok(await c.request('GET', '/api/v1/tables', { token: u.token }))).items.map((t: any) => t.id)).toEqual([keep]);
-    const storage = c.app.sqlite.prepare("SELECT name FROM sqlite_master WHERE name LIKE ? OR name LIKE ?").pluck().all(`%${t1}%`, `%${t2}%`);
+    const storage = ENGINE === 'sqlite'
+      ? await testSql(c.app).rows("SELECT name FROM sqlite_master WHERE name LIKE ? OR name LIKE ?", [`%${t1}%`, `%${t2}%`])
+      : await testSql(c.app).rows('SELECT relname FROM pg_class WHERE relname LIKE ? OR relname LIKE ?', [`%${t1}%`, `%${t2}%`]);
     expect(storage).toEqual([]);
     expectError(await c.request('GET', `/api/v1/bases/${b.id}/members`, { token: u.token }), 404, 'NOT_FOUND');
   });

@@ -9,6 +9,7 @@ import { runOperation } from '../schema/run-operation.js';
 import type { Context } from '../schema/context.js';
 import type { WorkflowActor } from '../src/domain/deps.js';
 import { makeApp, makeTable, type TestClient, installEnabledPlugin } from './helpers.js';
+import { testSql } from './database.js';
 
 const EXAMPLES = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'examples');
 
@@ -113,8 +114,8 @@ describe('workflow writes carry the workflow as creator or last editor', () => {
   it('a create_record step aimed at another base fails at run time and writes nothing there', async () => {
     const wf = await workflow({ name: 'stray', table_id: ownTable, nodes: [{ id: 'c', type: 'create_record', config: { table_id: ownOther, fields: { Label: 'x' } } }] });
     // Saving refuses a table of another base, so the definition is changed underneath, as a stale or forged one would be.
-    c.app.sqlite.prepare('UPDATE workflows SET nodes = ? WHERE id = ?')
-      .run(JSON.stringify([{ id: 'c', type: 'create_record', config: { table_id: foreignTable, fields: { Secret: 'planted' } } }]), wf.id);
+    await testSql(c.app).run('UPDATE workflows SET nodes = ? WHERE id = ?',
+      [JSON.stringify([{ id: 'c', type: 'create_record', config: { table_id: foreignTable, fields: { Secret: 'planted' } } }]), wf.id]);
     await trigger(wf.id, await newRecord(ownTable, { Name: 'beta' }));
     const [run] = await finished(wf.id);
     expect(run).toMatchObject({ status: 'failed', steps: [{ node_id: 'c', status: 'failed' }] });

@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, makeTable, type TestClient } from './helpers.js';
+import { testSql } from './database.js';
 
 let c: TestClient;
 let hook: http.Server;
@@ -219,8 +220,8 @@ describe('triggers and runs', () => {
     const t = await makeTable(c, [{ name: 'Name', type: 'text' }]);
     const w = (await c.request('POST', '/api/v1/workflows', { body: { name: 'x', table_id: t, trigger: { type: 'manual', config: {} }, nodes: [] } })).body.data;
     const rec = (await c.request('POST', `/api/v1/tables/${t}/records`, { body: { fields: { Name: 'x' } } })).body.data;
-    c.app.sqlite.prepare(`INSERT INTO workflow_runs (id, workflow_id, table_id, record_id, trigger_type, depth, status, queued_at, started_at, steps)
-      VALUES ('runcrashed', ?, ?, ?, 'manual', 0, 'running', ?, ?, '[]')`).run(w.id, t, rec.id, new Date().toISOString(), new Date().toISOString());
+    await testSql(c.app).run(`INSERT INTO workflow_runs (id, workflow_id, table_id, record_id, trigger_type, depth, status, queued_at, started_at, steps)
+      VALUES ('runcrashed', ?, ?, ?, 'manual', 0, 'running', ?, ?, '[]')`, [w.id, t, rec.id, new Date().toISOString(), new Date().toISOString()]);
     const { createWorkflowRunner } = await import('../src/domain/workflow-runner.js');
     const fresh = createWorkflowRunner({ store: c.app.store, workflows: c.app.services.workflows, records: c.app.services.records, fields: c.app.services.fields, fetch: async () => { throw new Error('unused'); } });
     await fresh.start();

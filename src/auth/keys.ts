@@ -1,7 +1,7 @@
-// The service's signing key pair (Ed25519), generated on first start and kept in DATA_DIR so tokens survive restarts.
+// The service's signing key pair (Ed25519), generated on first start and kept by the store (a file in DATA_DIR on SQLite,
+// a row on PostgreSQL) so tokens survive restarts and every process signs with the same key.
 import { exportJWK, generateKeyPair, importJWK, calculateJwkThumbprint, type JWK, type CryptoKey } from 'jose';
-import fs from 'node:fs';
-import path from 'node:path';
+import type { Store } from '../db/store.js';
 
 export interface SigningKeys {
   kid: string;
@@ -11,17 +11,13 @@ export interface SigningKeys {
   publicJwk: JWK;
 }
 
-export async function loadOrCreateKeys(dataDir: string): Promise<SigningKeys> {
-  const file = path.join(dataDir, 'signing-key.json');
-  let privateJwk: JWK;
-  if (fs.existsSync(file)) {
-    privateJwk = JSON.parse(fs.readFileSync(file, 'utf8'));
-  } else {
+export async function loadOrCreateKeys(store: Pick<Store, 'secret'>): Promise<SigningKeys> {
+  const privateJwk: JWK = JSON.parse(await store.secret('signing-key', async () => {
     const pair = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
-    privateJwk = await exportJWK(pair.privateKey);
-    privateJwk.kid = await calculateJwkThumbprint(privateJwk);
-    fs.writeFileSync(file, JSON.stringify(privateJwk), { mode: 0o600 });
-  }
+    const jwk = await exportJWK(pair.privateKey);
+    jwk.kid = await calculateJwkThumbprint(jwk);
+    return JSON.stringify(jwk);
+  }));
   const { d: _secret, ...publicJwk } = privateJwk;
   const kid = privateJwk.kid!;
   return {

@@ -1,12 +1,9 @@
-// Signs and checks short-lived URLs (the plugin sandbox loader and package files) with an HMAC key kept in DATA_DIR.
+// Signs and checks short-lived URLs (the plugin sandbox loader and package files) with an HMAC key the store keeps.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
+import type { Store } from '../db/store.js';
 
-export function loadOrCreateUrlKey(dataDir: string): Buffer {
-  const file = path.join(dataDir, 'url-signing.key');
-  if (!fs.existsSync(file)) fs.writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
-  return Buffer.from(fs.readFileSync(file, 'utf8'), 'base64');
+export async function loadOrCreateUrlKey(store: Pick<Store, 'secret'>): Promise<Buffer> {
+  return Buffer.from(await store.secret('url-signing-key', async () => randomBytes(32).toString('base64')), 'base64');
 }
 
 export function createUrlSigner(key: Buffer) {

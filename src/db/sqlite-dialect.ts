@@ -1,29 +1,41 @@
-// The SQLite spelling of the SQL field types build (SqlDialect), and the parameter list of one statement.
-import type { ColumnStorage, SqlDialect, SqlParams } from '../fields/field-type.js';
+// The SQLite spelling of the SQL the field types and the record store build (RecordDialect).
+import type { ColumnStorage } from '../fields/field-type.js';
+import type { RecordDialect } from './sql-client.js';
 
 const COLUMN_TYPES: Record<ColumnStorage, string> = { text: 'TEXT', json: 'TEXT', real: 'REAL', integer: 'INTEGER' };
 
-export const sqliteDialect: SqlDialect = {
+export const sqliteDialect: RecordDialect = {
   columnType: (storage) => COLUMN_TYPES[storage],
   placeholder: () => '?',
   true: '1',
   false: '0',
   newline: 'char(10)',
   emptyJsonArray: `'[]'`,
+  // lower() folds ASCII letters only; LIKE ignores ASCII case only, so the lower-cased pattern decides the rest.
   likeLower: (expr, pattern) => `lower(${expr}) LIKE ${pattern} ESCAPE '\\'`,
   jsonElements: (expr) => `json_each(${expr})`,
   joinLines: (expr) => `group_concat(${expr}, char(10))`,
-};
 
-/** Collects the values bound while a statement's text is built; `values` is passed to the statement in the same order. */
-export class Params implements SqlParams {
-  readonly values: unknown[] = [];
-  constructor(readonly dialect: SqlDialect) {}
-  bind(value: unknown): string {
-    this.values.push(value);
-    return this.dialect.placeholder(this.values.length);
-  }
-  bindAll(values: readonly unknown[]): string {
-    return values.map((v) => this.bind(v)).join(',');
-  }
-}
+  baseSchema: () => null,
+  seqColumn: '_seq INTEGER PRIMARY KEY AUTOINCREMENT',
+  junctionTableOptions: ' WITHOUT ROWID',
+  insertOrIgnore: (table, rest) => `INSERT OR IGNORE INTO ${table} ${rest}`,
+  insertOrReplace: (table, columns, _key, values) => `INSERT OR REPLACE INTO ${table} (${columns.join(', ')}) VALUES (${values.join(', ')})`,
+  jsonText: (expr) => expr,
+  search: {
+    // FTS5 with the trigram tokenizer: substring matches, case folded by the tokenizer; rowid = _seq.
+    create: (table) => [`CREATE VIRTUAL TABLE ${table} USING fts5(text, tokenize = 'trigram')`],
+    key: 'rowid',
+    stored: (text) => text,
+    match(table, terms, p) {
+      // Terms of three or more characters use the trigram index; shorter ones scan the text.
+      const long = terms.filter((t) => [...t].length >= 3);
+      const short = terms.filter((t) => [...t].length < 3);
+      const conds: string[] = [];
+      if (long.length) conds.push(`${table} MATCH ${p.bind(long.map((t) => `"${t.replace(/"/g, '""')}"`).join(' AND '))}`);
+      // unicode_lower (registered by sqlite-record-store.ts) folds case beyond ASCII, as the trigram index does.
+      for (const t of short) conds.push(`instr(unicode_lower(text), ${p.bind(t.toLowerCase())}) > 0`);
+      return conds.join(' AND ');
+    },
+  },
+};

@@ -1,12 +1,8 @@
-// The SQLite record store: the one module that writes SQL for user tables (one table per user table, one column per
-// field), synchronous inside (better-sqlite3) and asynchronous outside (RecordStore). The parts, one per concept, are in
-// record-store/; the SQL that depends on a field's type comes from the type (src/fields/types/).
+// The SQLite record store: the shared record store (record-store/) over a better-sqlite3 connection, whose statements
+// run synchronously and are prepared once per text.
 import type Database from 'better-sqlite3';
-import { createContext } from './record-store/context.js';
-import { recordReads } from './record-store/reads.js';
-import { schemaChanges } from './record-store/schema.js';
-import { searchIndex } from './record-store/search-index.js';
-import { recordWrites } from './record-store/writes.js';
+import { createRecordStore } from './record-store/index.js';
+import type { SqlClient } from './sql-client.js';
 import { sqliteDialect } from './sqlite-dialect.js';
 import type { RecordStore } from './store.js';
 
@@ -14,15 +10,28 @@ export { recordTable } from './record-store/context.js';
 
 /** The record store over one connection; `forgetAll` drops the cached statements of every connection to the file. */
 export function createSqliteRecordStore(sqlite: Database.Database, forgetAll: () => void): { records: RecordStore; forget(): void } {
+  // Case folding beyond ASCII for short search terms, as the FTS5 trigram tokenizer folds (sqliteDialect.search).
   sqlite.function('unicode_lower', { deterministic: true }, (v: unknown) => (v == null ? null : String(v).toLowerCase()));
-  const ctx = createContext(sqlite, sqliteDialect, forgetAll);
-  const { markSearchDirty, ...search } = searchIndex(ctx);
-  const sync = { ...schemaChanges(ctx), ...search, ...recordWrites(ctx, markSearchDirty), ...recordReads(ctx) };
-  // Each step runs synchronously; the promise only gives it the shape every engine shares.
-  const records = {} as Record<string, unknown>;
-  for (const [name, step] of Object.entries(sync) as Array<[string, (...args: unknown[]) => unknown]>) {
-    records[name] = async (...args: unknown[]) => step(...args);
+  const statements = new Map<string, Database.Statement>();
+  /** A prepared statement, cached by its text; a schema change alters the text of every statement that it affects. */
+  function stmt(sql: string): Database.Statement {
+    let s = statements.get(sql);
+    if (!s) {
+      if (statements.size > 1000) statements.clear();
+      s = sqlite.prepare(sql);
+      statements.set(sql, s);
+    }
+    return s;
   }
-  records.forgetStatements = forgetAll;
-  return { records: records as unknown as RecordStore, forget: ctx.clearStatements };
+  // Each call runs synchronously; the promise only gives it the shape every engine shares.
+  const client: SqlClient = {
+    dialect: sqliteDialect,
+    rows: async (sql, params = []) => stmt(sql).raw(true).all(params) as unknown[][],
+    run: async (sql, params = []) => void stmt(sql).run(params),
+    exec: async (sql) => void sqlite.exec(sql),
+    tablePrefix: async () => '',
+    rowsPerInsert: 1,
+    forgetStatements: forgetAll,
+  };
+  return { records: createRecordStore(client), forget: () => statements.clear() };
 }

@@ -1,16 +1,21 @@
 // The SQLite implementation of the store: one write connection that transactions take turns on, one read-only
 // connection for everything outside them (WAL lets it read the last commit while a transaction is open).
+import fs from 'node:fs';
+import path from 'node:path';
 import Database from 'better-sqlite3';
+import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { projectPath } from '../project-root.js';
 import * as schema from './schema.js';
 import { createSqliteRecordStore } from './sqlite-record-store.js';
-import type { Store, UnitOfWork } from './store.js';
+import type { SecretName, Store, UnitOfWork } from './store.js';
 
 const MIGRATIONS = projectPath('src', 'db', 'migrations');
 /** How long a transaction waits for the one before it; past this, something holds the write lock far too long. */
 const LOCK_WAIT_MS = 5000;
+/** Secrets stay files beside the database, where installations before PostgreSQL support kept them (0600). */
+const SECRET_FILES: Record<SecretName, string> = { 'signing-key': 'signing-key.json', 'url-signing-key': 'url-signing.key' };
 
 function connect(file: string, opts: { readonly: boolean; synchronous: 'NORMAL' | 'FULL' }) {
   const sqlite = new Database(file, { readonly: opts.readonly });
@@ -57,12 +62,12 @@ export type SqliteStore = Store & {
   readonly sqlite: Database.Database;
 };
 
-export function openSqliteStore(file: string, opts: { synchronous?: 'NORMAL' | 'FULL' } = {}): SqliteStore {
+export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NORMAL' | 'FULL' } = {}): SqliteStore {
   const synchronous = opts.synchronous ?? 'NORMAL';
-  const writer = connect(file, { readonly: false, synchronous });
+  const writer = connect(databaseFile, { readonly: false, synchronous });
   const writeDb = drizzle(writer, { schema });
   migrate(writeDb, { migrationsFolder: MIGRATIONS });
-  const reader = connect(file, { readonly: true, synchronous });
+  const reader = connect(databaseFile, { readonly: true, synchronous });
   const readDb = drizzle(reader, { schema });
 
   const forgetAll = () => {
@@ -99,12 +104,18 @@ export function openSqliteStore(file: string, opts: { synchronous?: 'NORMAL' | '
   return {
     engine: 'sqlite',
     schema,
+    insertionOrder: sql`rowid`,
     sqlite: writer,
     db: readDb,
     records: readRecords.records,
     inTransaction: false,
     afterCommit: (callback) => callback(),
     transaction,
+    async secret(name, create) {
+      const file = path.join(path.dirname(databaseFile), SECRET_FILES[name]);
+      if (!fs.existsSync(file)) fs.writeFileSync(file, await create(), { mode: 0o600 });
+      return fs.readFileSync(file, 'utf8');
+    },
     // The write connection's version moves only when another connection commits: this process's own commits go
     // through it, and the read connection never writes.
     externalVersion: () => dataVersion.get() as number,

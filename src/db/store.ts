@@ -1,5 +1,6 @@
 // The storage boundary the domain talks to: asynchronous, with a transaction as an async unit of work. SQLite implements
 // it in sqlite-store.ts; a second engine implements the same interface (contract section 11).
+import type { SQL } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import type { FieldDef } from '../fields/field-type.js';
 import type * as schema from './schema.js';
@@ -32,14 +33,21 @@ export interface UnitOfWork {
 }
 
 export interface Store extends UnitOfWork {
-  readonly engine: 'sqlite';
+  readonly engine: 'sqlite' | 'postgres';
   readonly schema: Schema;
+  /** ORDER BY term of the order rows of a log (audit, runs, tokens) were inserted in: SQLite's rowid, PostgreSQL's seq. */
+  readonly insertionOrder: SQL;
   /**
    * Runs `work` as one transaction: committed when it resolves, rolled back when it throws. Writes happen only here
    * (outside, the store reads through a read-only connection). Inside, use the `tx` handed in, never the store:
    * the store would read outside the transaction, and a nested `transaction` call waits for this one to finish.
    */
   transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T>;
+  /**
+   * A secret the service keeps (the token signing key, the URL signing key): the one stored under `name`, or `create()`'s
+   * value stored now. Processes starting at once over one database agree on one value.
+   */
+  secret(name: SecretName, create: () => Promise<string>): Promise<string>;
   /** A number that changes whenever another process commits to the database: caches of metadata compare it. */
   externalVersion(): number;
   /** Resolves when the database answers a trivial query (the health check). */
@@ -54,8 +62,11 @@ export interface Store extends UnitOfWork {
  * work; the SQL that depends on a field's type comes from the type (src/fields/types/).
  */
 export interface RecordStore {
-  createTable(tableId: string): Promise<void>;
+  /** The record table of a new table of base `baseId` (in the base's own schema where the engine has schemas). */
+  createTable(tableId: string, baseId: string): Promise<void>;
   dropTable(tableId: string, fields: FieldDef[]): Promise<void>;
+  /** Drops what is left of a base's storage once its tables are dropped (its schema on PostgreSQL). */
+  dropBase(baseId: string): Promise<void>;
   addField(tableId: string, field: FieldDef): Promise<void>;
   dropField(tableId: string, field: FieldDef): Promise<void>;
   /** Creates or drops the indexes of a field (filter and sort). */
@@ -87,6 +98,8 @@ export interface RecordStore {
   /** Brings the search index of a table up to date, at most `limit` rows at a time; true when rows are left. */
   syncSearch(tableId: string, fields: FieldDef[], limit?: number): Promise<boolean>;
 }
+
+export type SecretName = 'signing-key' | 'url-signing-key';
 
 /** The first row of a query's answer, or undefined: the engine-neutral spelling of SQLite's `.get()`. */
 export async function first<T>(rows: PromiseLike<T[]>): Promise<T | undefined> {

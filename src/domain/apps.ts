@@ -248,7 +248,7 @@ export function createAppService(deps: Deps, audit: AuditLog) {
 
     async listTokens(id: string): Promise<TokenInfo[]> {
       await load(id);
-      return (await store.db.select().from(appTokens).where(eq(appTokens.appId, id)).orderBy(desc(sql`rowid`)).limit(1000)).map(tokenInfo);
+      return (await store.db.select().from(appTokens).where(eq(appTokens.appId, id)).orderBy(desc(store.insertionOrder)).limit(1000)).map(tokenInfo);
     },
 
     async revokeTokens(id: string, jti: string | null | undefined, requestId: string): Promise<{ revoked: number }> {

@@ -35,7 +35,7 @@ export function createAuditLog({ store }: Deps) {
     async listAudit(appId: string, q: { page?: number | null; perPage?: number | null; action?: string | null }): Promise<Page<AuditEntry>> {
       const p = pageArgs(q.page, q.perPage, { defaultSize: 20, maxSize: 200, sizeName: 'per_page' });
       const where = q.action ? and(eq(auditLog.appId, appId), eq(auditLog.action, q.action)) : eq(auditLog.appId, appId);
-      const items = (await store.db.select().from(auditLog).where(where).orderBy(desc(sql`rowid`)).limit(p.pageSize).offset(p.offset)) as AuditEntry[];
+      const items = (await store.db.select().from(auditLog).where(where).orderBy(desc(store.insertionOrder)).limit(p.pageSize).offset(p.offset)) as AuditEntry[];
       const total = (await first(store.db.select({ n: count() }).from(auditLog).where(where)))!.n;
       return { items, total, page: p.page, pageSize: p.pageSize };
     },

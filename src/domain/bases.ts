@@ -52,6 +52,7 @@ export function createBaseService({ store }: Deps, access: Access) {
       const defs = (await tx.db.select().from(fields).where(eq(fields.tableId, tableId))) as FieldDef[];
       await tx.records.dropTable(tableId, defs);
     }
+    await tx.records.dropBase(id);
     await tx.db.update(users).set({ defaultBaseId: null }).where(eq(users.defaultBaseId, id));
     await tx.db.delete(bases).where(eq(bases.id, id)); // tables, fields and members cascade
   }

@@ -49,7 +49,7 @@ export function createSearchIndexer({ store }: Deps, loadFields: (uow: UnitOfWor
       });
     } catch (e) {
       pending.delete(tableId); // the table was deleted meanwhile, or the next write will schedule it again
-      if (!stopped && !/no such table/.test(String(e))) console.error('search indexing failed:', e);
+      if (!stopped && !/no such table|does not exist/.test(String(e))) console.error('search indexing failed:', e);
     }
     return 0;
   }

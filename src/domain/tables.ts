@@ -75,7 +75,7 @@ export function createTableService(deps: Deps, access: Access, bases: BaseServic
         const now = nowIso();
         const id = newId('tbl');
         await tx.db.insert(tables).values({ id, baseId, name, description, createdAt: now, updatedAt: now });
-        await tx.records.createTable(id);
+        await tx.records.createTable(id, baseId);
         const fieldInputs = (input.fields as FieldInput[] | undefined) ?? [];
         for (const [index, f] of fieldInputs.entries()) {
           try {

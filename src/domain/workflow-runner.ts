@@ -53,7 +53,7 @@ export function createWorkflowRunner(opts: {
     return store.transaction(async (tx) => {
       for (;;) {
         const next = await first(tx.db.select({ id: workflowRuns.id }).from(workflowRuns)
-          .where(eq(workflowRuns.status, 'queued')).orderBy(asc(sql`rowid`)).limit(1));
+          .where(eq(workflowRuns.status, 'queued')).orderBy(asc(store.insertionOrder)).limit(1));
         if (!next) return undefined;
         const [run] = await tx.db.update(workflowRuns).set({ status: 'running', startedAt: nowIso() })
           .where(and(eq(workflowRuns.id, next.id), eq(workflowRuns.status, 'queued')))

@@ -381,7 +381,7 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
       await load(store, id);
       const p = pageArgs(page, pageSize, { defaultSize: 20, maxSize: 1000 });
       const rows = await store.db.select().from(workflowRuns).where(eq(workflowRuns.workflowId, id))
-        .orderBy(desc(sql`rowid`)).limit(p.pageSize).offset(p.offset);
+        .orderBy(desc(store.insertionOrder)).limit(p.pageSize).offset(p.offset);
       const total = (await first(store.db.select({ n: count() }).from(workflowRuns).where(eq(workflowRuns.workflowId, id))))!.n;
       return { items: rows.map(toRunEntry), total, page: p.page, pageSize: p.pageSize };
     },

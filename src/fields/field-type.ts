@@ -21,14 +21,18 @@ export type ColumnStorage = 'text' | 'real' | 'integer' | 'json';
 export type SystemColumn = '_seq' | '_created_at' | '_updated_at';
 
 /**
- * The spellings that differ between SQL engines (SQLite now, PostgreSQL later); field types build their SQL only from
- * these and from standard SQL (`IS NULL`, `=`, `IN`, `EXISTS`, `||`, `coalesce`). The SQLite one is `src/db/sqlite-dialect.ts`.
+ * The spellings that differ between SQL engines; field types build their SQL only from these and from standard SQL
+ * (`IS NULL`, `=`, `IN`, `EXISTS`, `||`, `coalesce`). Implemented by `src/db/sqlite-dialect.ts` and `src/db/pg-dialect.ts`;
+ * the record store's own spellings extend it (`RecordDialect`, src/db/sql-client.ts).
  */
 export interface SqlDialect {
   /** The SQL type of a record-table column. */
   columnType(storage: ColumnStorage): string;
-  /** The placeholder of a statement's n-th parameter (1-based). */
-  placeholder(n: number): string;
+  /**
+   * The placeholder of a statement's n-th parameter (1-based) bound to `value`. A fractional number is typed as such
+   * where the engine would otherwise take the type of an integer column it is compared with (PostgreSQL).
+   */
+  placeholder(n: number, value?: unknown): string;
   /** Conditions that are always true / always false. */
   readonly true: string;
   readonly false: string;
@@ -36,7 +40,10 @@ export interface SqlDialect {
   readonly newline: string;
   /** A JSON array with no element, as it is compared with a `json` column. */
   readonly emptyJsonArray: string;
-  /** Case-insensitive match of `expr` against a bound LIKE pattern (already lower-cased, `\` escapes `%`, `_` and `\`). */
+  /**
+   * Case-insensitive match of `expr` against a bound LIKE pattern (already lower-cased, `\` escapes `%`, `_` and `\`).
+   * Only ASCII letters of `expr` are folded, on every engine, as SQLite's lower() does.
+   */
   likeLower(expr: string, pattern: string): string;
   /** A FROM source of the elements of a JSON array held in `expr`, one row per element, its text in a column `value`. */
   jsonElements(expr: string): string;

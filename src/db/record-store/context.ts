@@ -1,54 +1,62 @@
-// What every part of the record store shares: SQL names of a table's objects, the dialect, and the statement cache.
-import type Database from 'better-sqlite3';
-import type { ColumnStorage, FieldDef, FieldType, SqlDialect } from '../../fields/field-type.js';
+// What every part of the record store shares: SQL names of a table's objects, the client and its dialect.
+import type { ColumnStorage, FieldDef, FieldType } from '../../fields/field-type.js';
+import { fieldType } from '../../fields/registry.js';
+import type { RecordDialect, SqlClient } from '../sql-client.js';
 
-export const recordTable = (tableId: string) => `"rt_${tableId}"`;
+// `prefix` is the schema of the table's base (`"b_<base id>".` on PostgreSQL, empty on SQLite). Links never cross
+// bases, so the junction tables of a table's links, and of links pointing at it, share its prefix.
+export const recordTable = (tableId: string, prefix = '') => `${prefix}"rt_${tableId}"`;
+export const linkTable = (fieldId: string, prefix = '') => `${prefix}"lnk_${fieldId}"`;
+/** The keyword-search table of a record table (SearchDialect): keyed by `_seq`, one row per indexed record. */
+export const searchTable = (tableId: string, prefix = '') => `${prefix}"fts_${tableId}"`;
 export const column = (fieldId: string) => `"c_${fieldId}"`;
-export const linkTable = (fieldId: string) => `"lnk_${fieldId}"`;
-export const indexName = (fieldId: string) => `"ix_${fieldId}"`;
-export const sortIndexName = (fieldId: string, dir: 'asc' | 'desc') => `"ixs${dir}_${fieldId}"`;
-/** The keyword-search index of a table: FTS5 with the trigram tokenizer (substring matches), rowid = _seq. */
-export const searchTable = (tableId: string) => `"fts_${tableId}"`;
+// Index names: unqualified where an index is created (it goes into its table's schema), prefixed where it is dropped.
+export const indexName = (fieldId: string, prefix = '') => `${prefix}"ix_${fieldId}"`;
+export const sortIndexName = (fieldId: string, dir: 'asc' | 'desc', prefix = '') => `${prefix}"ixs${dir}_${fieldId}"`;
+export const linkDstIndexName = (fieldId: string) => `"lnkdst_${fieldId}"`;
+export const searchIndexName = (tableId: string) => `"ftsix_${tableId}"`;
 
 /** A type whose value is a column of the record table (not a junction table, not one of the table's own columns). */
 export function hasColumn(type: FieldType): type is FieldType & { storage: ColumnStorage } {
   return type.storage !== 'link' && type.storage !== 'system';
 }
 
+export const isLink = (f: FieldDef) => fieldType(f.type).storage === 'link';
+
 /** The value of a field with a column or a system column, in a query over the record table aliased `t`. */
 export function valueExpr(field: FieldDef, type: FieldType): string {
   return type.storage === 'system' ? `t.${type.systemColumn}` : `t.${column(field.id)}`;
 }
 
-export interface StoreContext {
-  sqlite: Database.Database;
-  dialect: SqlDialect;
-  /** A prepared statement, cached by its text; a schema change alters the text of every statement that it affects. */
-  stmt(sql: string): Database.Statement;
-  /**
-   * Drops the cached statements of every connection to the database (after a schema change that leaves statement
-   * texts as they were).
-   */
-  forgetStatements(): void;
-  /** Drops this connection's cached statements. */
-  clearStatements(): void;
+/**
+ * ORDER BY terms of a field's value `col` (record-query refuses keys on types that cannot be sorted). Lists sort by
+ * them and indexed fields get an index on exactly them.
+ */
+export function sortTermsOf(type: FieldType, col: string, dir: 'asc' | 'desc', d: RecordDialect): string {
+  return type.sortTerms!(type.storage === 'json' ? d.jsonText(col) : col, dir === 'desc' ? 'DESC' : 'ASC');
 }
 
-export function createContext(sqlite: Database.Database, dialect: SqlDialect, forgetAll: () => void): StoreContext {
-  const statements = new Map<string, Database.Statement>();
+/** Most parameters one statement binds: below SQLite's limit (32766) and PostgreSQL's (65535). */
+export const MAX_PARAMS = 30_000;
+/** Ids per `IN (...)` list. */
+export const CHUNK = 500;
+
+/** `items` in slices of at most `size`. */
+export function* chunks<T>(items: readonly T[], size = CHUNK): Generator<T[]> {
+  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
+}
+
+export interface StoreContext {
+  client: SqlClient;
+  dialect: RecordDialect;
+  /** The first column of the first row a query answers (a COUNT, a max). */
+  scalar(sql: string, params?: readonly unknown[]): Promise<unknown>;
+}
+
+export function createContext(client: SqlClient): StoreContext {
   return {
-    sqlite,
-    dialect,
-    stmt(sql) {
-      let s = statements.get(sql);
-      if (!s) {
-        if (statements.size > 1000) statements.clear();
-        s = sqlite.prepare(sql);
-        statements.set(sql, s);
-      }
-      return s;
-    },
-    forgetStatements: forgetAll,
-    clearStatements: () => statements.clear(),
+    client,
+    dialect: client.dialect,
+    scalar: async (sql, params) => (await client.rows(sql, params))[0]?.[0],
   };
 }

@@ -1,73 +1,94 @@
 // Schema changes of user tables: record tables, columns and junction tables of fields, and their indexes.
 import type { FieldDef } from '../../fields/field-type.js';
 import { fieldType } from '../../fields/registry.js';
-import { column, hasColumn, indexName, linkTable, recordTable, searchTable, sortIndexName, type StoreContext } from './context.js';
+import {
+  column, hasColumn, indexName, linkDstIndexName, linkTable, recordTable, searchIndexName, searchTable, sortIndexName,
+  sortTermsOf, type StoreContext,
+} from './context.js';
 
-export function schemaChanges({ sqlite, stmt, dialect, forgetStatements }: StoreContext) {
+export function schemaChanges({ client, dialect: d }: StoreContext) {
+  const p = (n: number) => d.placeholder(n);
+
   /**
    * Indexes for a field: one on the column for filters, and one per sort direction on its type's sort terms
    * (link fields are indexed by their junction table, system fields by design).
    */
-  function setIndexed(tableId: string, field: FieldDef, on: boolean) {
+  async function setIndexed(tableId: string, field: FieldDef, on: boolean) {
     const type = fieldType(field.type);
     if (!hasColumn(type)) return;
+    const prefix = await client.tablePrefix(tableId);
     if (on) {
-      const rt = recordTable(tableId);
-      sqlite.exec(`CREATE INDEX IF NOT EXISTS ${indexName(field.id)} ON ${rt} (${column(field.id)})`);
+      const rt = recordTable(tableId, prefix);
+      await client.exec(`CREATE INDEX IF NOT EXISTS ${indexName(field.id)} ON ${rt} (${column(field.id)})`);
       if (type.sortTerms) {
         for (const dir of ['asc', 'desc'] as const) {
-          const terms = type.sortTerms(column(field.id), dir === 'desc' ? 'DESC' : 'ASC');
-          sqlite.exec(`CREATE INDEX IF NOT EXISTS ${sortIndexName(field.id, dir)} ON ${rt} (${terms}, _seq)`);
+          await client.exec(`CREATE INDEX IF NOT EXISTS ${sortIndexName(field.id, dir)} ON ${rt} (${sortTermsOf(type, column(field.id), dir, d)}, _seq)`);
         }
       }
     } else {
-      sqlite.exec(`DROP INDEX IF EXISTS ${indexName(field.id)}`);
-      for (const dir of ['asc', 'desc'] as const) sqlite.exec(`DROP INDEX IF EXISTS ${sortIndexName(field.id, dir)}`);
+      await client.exec(`DROP INDEX IF EXISTS ${indexName(field.id, prefix)}`);
+      for (const dir of ['asc', 'desc'] as const) await client.exec(`DROP INDEX IF EXISTS ${sortIndexName(field.id, dir, prefix)}`);
     }
-    forgetStatements();
+    client.forgetStatements();
   }
 
   return {
-    createTable(tableId: string) {
-      sqlite.exec(`CREATE TABLE ${recordTable(tableId)} (
-        _seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        _id TEXT NOT NULL UNIQUE,
-        _created_at TEXT NOT NULL,
-        _updated_at TEXT NOT NULL,
-        _created_by TEXT,
-        _updated_by TEXT)`);
-      sqlite.exec(`CREATE VIRTUAL TABLE ${searchTable(tableId)} USING fts5(text, tokenize = 'trigram')`);
-      stmt('INSERT OR REPLACE INTO search_state (table_id, indexed_seq) VALUES (?, 0)').run(tableId);
+    /** The record table, its search table and its search watermark, in the schema of base `baseId`. */
+    async createTable(tableId: string, baseId: string) {
+      const schema = d.baseSchema(baseId);
+      if (schema) await client.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      const prefix = schema ? `${schema}.` : '';
+      const text = d.columnType('text');
+      await client.exec(`CREATE TABLE ${recordTable(tableId, prefix)} (
+        ${d.seqColumn},
+        _id ${text} NOT NULL UNIQUE,
+        _created_at ${text} NOT NULL,
+        _updated_at ${text} NOT NULL,
+        _created_by ${text},
+        _updated_by ${text})`);
+      for (const ddl of d.search.create(searchTable(tableId, prefix), searchIndexName(tableId))) await client.exec(ddl);
+      await client.run(d.insertOrReplace('search_state', ['table_id', 'indexed_seq'], ['table_id'], [p(1), '0']), [tableId]);
     },
 
-    dropTable(tableId: string, fields: FieldDef[]) {
-      for (const f of fields) if (fieldType(f.type).storage === 'link') sqlite.exec(`DROP TABLE IF EXISTS ${linkTable(f.id)}`);
-      sqlite.exec(`DROP TABLE IF EXISTS ${recordTable(tableId)}`);
-      sqlite.exec(`DROP TABLE IF EXISTS ${searchTable(tableId)}`);
-      stmt('DELETE FROM search_state WHERE table_id = ?').run(tableId);
-      stmt('DELETE FROM search_dirty WHERE table_id = ?').run(tableId);
-      forgetStatements();
+    /** After a base's tables were dropped: its schema, where the engine has one per base. */
+    async dropBase(baseId: string) {
+      const schema = d.baseSchema(baseId);
+      if (schema) await client.exec(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     },
 
-    addField(tableId: string, field: FieldDef) {
+    async dropTable(tableId: string, fields: FieldDef[]) {
+      const prefix = await client.tablePrefix(tableId);
+      for (const f of fields) if (fieldType(f.type).storage === 'link') await client.exec(`DROP TABLE IF EXISTS ${linkTable(f.id, prefix)}`);
+      await client.exec(`DROP TABLE IF EXISTS ${recordTable(tableId, prefix)}`);
+      await client.exec(`DROP TABLE IF EXISTS ${searchTable(tableId, prefix)}`);
+      await client.run(`DELETE FROM search_state WHERE table_id = ${p(1)}`, [tableId]);
+      await client.run(`DELETE FROM search_dirty WHERE table_id = ${p(1)}`, [tableId]);
+      client.forgetStatements();
+    },
+
+    async addField(tableId: string, field: FieldDef) {
       const type = fieldType(field.type);
+      const prefix = await client.tablePrefix(tableId);
       if (type.storage === 'link') {
-        sqlite.exec(`CREATE TABLE ${linkTable(field.id)} (src TEXT NOT NULL, dst TEXT NOT NULL, pos INTEGER NOT NULL, PRIMARY KEY (src, dst)) WITHOUT ROWID`);
-        sqlite.exec(`CREATE INDEX "lnkdst_${field.id}" ON ${linkTable(field.id)} (dst)`);
+        const text = d.columnType('text');
+        const lt = linkTable(field.id, prefix);
+        await client.exec(`CREATE TABLE ${lt} (src ${text} NOT NULL, dst ${text} NOT NULL, pos INTEGER NOT NULL, PRIMARY KEY (src, dst))${d.junctionTableOptions}`);
+        await client.exec(`CREATE INDEX ${linkDstIndexName(field.id)} ON ${lt} (dst)`);
       } else if (hasColumn(type)) {
-        sqlite.exec(`ALTER TABLE ${recordTable(tableId)} ADD COLUMN ${column(field.id)} ${dialect.columnType(type.storage)}`);
+        await client.exec(`ALTER TABLE ${recordTable(tableId, prefix)} ADD COLUMN ${column(field.id)} ${d.columnType(type.storage)}`);
       }
-      if (field.indexed) setIndexed(tableId, field, true);
+      if (field.indexed) await setIndexed(tableId, field, true);
     },
 
-    dropField(tableId: string, field: FieldDef) {
+    async dropField(tableId: string, field: FieldDef) {
       const type = fieldType(field.type);
-      if (type.storage === 'link') sqlite.exec(`DROP TABLE IF EXISTS ${linkTable(field.id)}`);
+      const prefix = await client.tablePrefix(tableId);
+      if (type.storage === 'link') await client.exec(`DROP TABLE IF EXISTS ${linkTable(field.id, prefix)}`);
       else if (hasColumn(type)) {
-        setIndexed(tableId, field, false);
-        sqlite.exec(`ALTER TABLE ${recordTable(tableId)} DROP COLUMN ${column(field.id)}`);
+        await setIndexed(tableId, field, false);
+        await client.exec(`ALTER TABLE ${recordTable(tableId, prefix)} DROP COLUMN ${column(field.id)}`);
       }
-      forgetStatements();
+      client.forgetStatements();
     },
 
     setIndexed,

@@ -1,62 +1,76 @@
-// Keeping a table's keyword-search index (FTS5) up to date: the searched text, dirty marks, background sync, reset.
-import type { FieldDef, SqlDialect } from '../../fields/field-type.js';
+// Keeping a table's keyword-search table up to date: the searched text, dirty marks, background sync, reset.
+// Rows up to a watermark (`search_state.indexed_seq`) are indexed; changed ones are marked in `search_dirty`. New rows
+// always come above the watermark, because writes are serialised (one writer on SQLite, a write lock on PostgreSQL).
+import type { FieldDef } from '../../fields/field-type.js';
 import { fieldType } from '../../fields/registry.js';
-import { column, recordTable, searchTable, type StoreContext } from './context.js';
+import { Params, type RecordDialect } from '../sql-client.js';
+import { chunks, column, recordTable, searchTable, type StoreContext } from './context.js';
 
 /**
  * The text a record is found by: its searchable values joined by newlines. Search terms hold no whitespace,
  * so a term never matches across two values.
  */
-function searchTextExpr(fields: FieldDef[], d: SqlDialect): string {
+function searchTextExpr(fields: FieldDef[], d: RecordDialect): string {
   const parts: string[] = [];
   for (const f of fields) {
     const type = fieldType(f.type);
     if (!type.searchable) continue;
     parts.push(`coalesce(${type.searchText ? type.searchText(column(f.id), d) : column(f.id)}, '')`);
   }
-  return parts.length ? parts.join(` || ${d.newline} || `) : `''`;
+  return d.search.stored(parts.length ? parts.join(` || ${d.newline} || `) : `''`);
 }
 
-export function searchIndex({ sqlite, stmt, dialect }: StoreContext) {
+export function searchIndex({ client, dialect: d, scalar }: StoreContext) {
+  const p = (n: number) => d.placeholder(n);
+  const { key } = d.search;
+
   return {
     /** Marks already-indexed records whose search text changed. */
-    markSearchDirty(tableId: string, ids: string[]) {
-      for (let i = 0; i < ids.length; i += 500) {
-        const chunk = ids.slice(i, i + 500);
-        stmt(`INSERT OR IGNORE INTO search_dirty (table_id, seq) SELECT ?, _seq FROM ${recordTable(tableId)}
-        WHERE _id IN (${chunk.map(() => '?').join(',')}) AND _seq <= (SELECT indexed_seq FROM search_state WHERE table_id = ?)`).run(tableId, ...chunk, tableId);
+    async markSearchDirty(tableId: string, ids: string[]) {
+      if (!ids.length) return;
+      const rt = recordTable(tableId, await client.tablePrefix(tableId));
+      for (const chunk of chunks(ids)) {
+        const params = new Params(d);
+        const table = params.bind(tableId);
+        const idList = params.bindAll(chunk);
+        const sql = d.insertOrIgnore('search_dirty', `(table_id, seq) SELECT ${table}, _seq FROM ${rt}
+        WHERE _id IN (${idList}) AND _seq <= (SELECT indexed_seq FROM search_state WHERE table_id = ${params.bind(tableId)})`);
+        await client.run(sql, params.values);
       }
     },
 
     /** Forgets the search index of a table after the set of searchable fields changed; it is rebuilt in the background. */
-    resetSearch(tableId: string) {
-      sqlite.exec(`DELETE FROM ${searchTable(tableId)}`);
-      stmt('UPDATE search_state SET indexed_seq = 0 WHERE table_id = ?').run(tableId);
-      stmt('DELETE FROM search_dirty WHERE table_id = ?').run(tableId);
+    async resetSearch(tableId: string) {
+      await client.exec(`DELETE FROM ${searchTable(tableId, await client.tablePrefix(tableId))}`);
+      await client.run(`UPDATE search_state SET indexed_seq = 0 WHERE table_id = ${p(1)}`, [tableId]);
+      await client.run(`DELETE FROM search_dirty WHERE table_id = ${p(1)}`, [tableId]);
     },
 
     /**
      * Brings the search index of a table up to date, at most `limit` rows at a time; true when rows are left.
      * Writes only mark what changed, so a batch of records costs no tokenizing on the request path.
      */
-    syncSearch(tableId: string, fields: FieldDef[], limit = 5000): boolean {
-      const fts = searchTable(tableId);
-      const rt = recordTable(tableId);
-      const text = searchTextExpr(fields, dialect);
-      const watermark = (stmt('SELECT indexed_seq FROM search_state WHERE table_id = ?').pluck().get(tableId) as number | undefined) ?? 0;
-      const dirty = stmt('SELECT seq FROM search_dirty WHERE table_id = ? ORDER BY seq LIMIT ?').pluck().all(tableId, limit) as number[];
-      if (dirty.length) {
-        const marks = dirty.map(() => '?').join(',');
-        sqlite.prepare(`DELETE FROM ${fts} WHERE rowid IN (${marks})`).run(dirty);
-        sqlite.prepare(`INSERT INTO ${fts} (rowid, text) SELECT _seq, ${text} FROM ${rt} WHERE _seq IN (${marks})`).run(dirty);
-        sqlite.prepare(`DELETE FROM search_dirty WHERE table_id = ? AND seq IN (${marks})`).run(tableId, ...dirty);
+    async syncSearch(tableId: string, fields: FieldDef[], limit = 5000): Promise<boolean> {
+      const prefix = await client.tablePrefix(tableId);
+      const st = searchTable(tableId, prefix);
+      const rt = recordTable(tableId, prefix);
+      const text = searchTextExpr(fields, d);
+      const watermark = ((await scalar(`SELECT indexed_seq FROM search_state WHERE table_id = ${p(1)}`, [tableId])) as number | undefined) ?? 0;
+      const dirty = (await client.rows(`SELECT seq FROM search_dirty WHERE table_id = ${p(1)} ORDER BY seq LIMIT ${p(2)}`, [tableId, limit])).map((r) => r[0]);
+      for (const chunk of chunks(dirty)) {
+        const marks = new Params(d).bindAll(chunk);
+        await client.run(`DELETE FROM ${st} WHERE ${key} IN (${marks})`, chunk);
+        await client.run(`INSERT INTO ${st} (${key}, text) SELECT _seq, ${text} FROM ${rt} WHERE _seq IN (${marks})`, chunk);
+        const params = new Params(d);
+        await client.run(`DELETE FROM search_dirty WHERE table_id = ${params.bind(tableId)} AND seq IN (${params.bindAll(chunk)})`, params.values);
       }
-      const top = stmt(`SELECT max(_seq) FROM (SELECT _seq FROM ${rt} WHERE _seq > ? ORDER BY _seq LIMIT ?)`).pluck().get(watermark, limit) as number | null;
+      const top = (await scalar(`SELECT max(_seq) FROM (SELECT _seq FROM ${rt} WHERE _seq > ${p(1)} ORDER BY _seq LIMIT ${p(2)}) s`, [watermark, limit])) as number | null;
       if (top !== null) {
-        stmt(`INSERT INTO ${fts} (rowid, text) SELECT _seq, ${text} FROM ${rt} WHERE _seq > ? AND _seq <= ?`).run(watermark, top);
-        stmt('INSERT OR REPLACE INTO search_state (table_id, indexed_seq) VALUES (?, ?)').run(tableId, top);
+        await client.run(`INSERT INTO ${st} (${key}, text) SELECT _seq, ${text} FROM ${rt} WHERE _seq > ${p(1)} AND _seq <= ${p(2)}`, [watermark, top]);
+        await client.run(d.insertOrReplace('search_state', ['table_id', 'indexed_seq'], ['table_id'], [p(1), p(2)]), [tableId, top]);
       }
-      return dirty.length === limit || (top !== null && (stmt(`SELECT EXISTS (SELECT 1 FROM ${rt} WHERE _seq > ?)`).pluck().get(top) as number) === 1);
+      if (dirty.length === limit) return true;
+      return top !== null && (await client.rows(`SELECT 1 FROM ${rt} WHERE _seq > ${p(1)} LIMIT 1`, [top])).length > 0;
     },
   };
 }

@@ -1,78 +1,103 @@
 // Record writes: batch insert, update, delete, filling one field for a type change, and the junction rows of links.
 import type { FieldDef } from '../../fields/field-type.js';
 import { fieldType } from '../../fields/registry.js';
-import { column, hasColumn, linkTable, recordTable, searchTable, type StoreContext } from './context.js';
+import { Params } from '../sql-client.js';
+import { chunks, column, hasColumn, isLink, linkTable, MAX_PARAMS, recordTable, searchTable, type StoreContext } from './context.js';
 import type { RowWrite } from './types.js';
 
-const isLink = (f: FieldDef) => fieldType(f.type).storage === 'link';
+export function recordWrites({ client, dialect: d }: StoreContext, markSearchDirty: (tableId: string, ids: string[]) => Promise<void>) {
+  const p = (n: number) => d.placeholder(n);
 
-export function recordWrites({ stmt }: StoreContext, markSearchDirty: (tableId: string, ids: string[]) => void) {
-  function writeLinks(fieldId: string, recordId: string, targets: string[], replace: boolean) {
-    if (replace) stmt(`DELETE FROM ${linkTable(fieldId)} WHERE src = ?`).run(recordId);
-    const ins = stmt(`INSERT INTO ${linkTable(fieldId)} (src, dst, pos) VALUES (?, ?, ?)`);
-    targets.forEach((dst, pos) => ins.run(recordId, dst, pos));
+  /** INSERT of `tuples` (each with `columns.length` values) into `table`, `client.rowsPerInsert` rows per statement. */
+  async function insertRows(table: string, columns: string[], tuples: unknown[][]) {
+    const perStatement = Math.max(1, Math.min(client.rowsPerInsert, Math.floor(MAX_PARAMS / columns.length)));
+    const texts = new Map<number, string>();
+    // The target columns type the values, so placeholders need no value; the text is built once per slice size.
+    const textOf = (rows: number) => {
+      let sql = texts.get(rows);
+      if (!sql) {
+        let n = 0;
+        const row = () => `(${columns.map(() => p(++n)).join(', ')})`;
+        sql = `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${Array.from({ length: rows }, row).join(', ')}`;
+        texts.set(rows, sql);
+      }
+      return sql;
+    };
+    if (perStatement === 1) {
+      const sql = textOf(1);
+      for (const t of tuples) await client.run(sql, t);
+      return;
+    }
+    for (const slice of chunks(tuples, perStatement)) await client.run(textOf(slice.length), slice.flat());
+  }
+
+  /** Junction rows of one link field; `replace` drops the records' old links first. */
+  async function writeLinks(lt: string, links: Array<{ src: string; targets: string[] }>, replace: boolean) {
+    if (replace) {
+      for (const chunk of chunks(links.map((l) => l.src))) {
+        await client.run(`DELETE FROM ${lt} WHERE src IN (${new Params(d).bindAll(chunk)})`, chunk);
+      }
+    }
+    await insertRows(lt, ['src', 'dst', 'pos'], links.flatMap(({ src, targets }) => targets.map((dst, pos) => [src, dst, pos])));
   }
 
   return {
     /** Writes one field's value for many records, without touching their modification time. */
-    fillField(tableId: string, field: FieldDef, values: Array<{ id: string; stored: unknown }>) {
+    async fillField(tableId: string, field: FieldDef, values: Array<{ id: string; stored: unknown }>) {
       const type = fieldType(field.type);
+      const prefix = await client.tablePrefix(tableId);
       if (type.storage === 'link') {
-        for (const v of values) writeLinks(field.id, v.id, v.stored as string[], true);
+        await writeLinks(linkTable(field.id, prefix), values.map((v) => ({ src: v.id, targets: v.stored as string[] })), true);
         return;
       }
       if (!hasColumn(type)) return;
-      const upd = stmt(`UPDATE ${recordTable(tableId)} SET ${column(field.id)} = ? WHERE _id = ?`);
-      for (const v of values) upd.run(v.stored, v.id);
+      const sql = `UPDATE ${recordTable(tableId, prefix)} SET ${column(field.id)} = ${p(1)} WHERE _id = ${p(2)}`;
+      for (const v of values) await client.run(sql, [v.stored, v.id]);
     },
 
-    insert(tableId: string, fields: FieldDef[], rows: RowWrite[], at: string, by: string | null) {
+    async insert(tableId: string, fields: FieldDef[], rows: RowWrite[], at: string, by: string | null) {
+      const prefix = await client.tablePrefix(tableId);
       const colFields = fields.filter((f) => hasColumn(fieldType(f.type)));
-      const linkFields = fields.filter(isLink);
       const cols = ['_id', '_created_at', '_updated_at', '_created_by', '_updated_by', ...colFields.map((f) => column(f.id))];
-      const ins = stmt(`INSERT INTO ${recordTable(tableId)} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`);
-      const args: unknown[] = new Array(cols.length);
-      for (const row of rows) {
-        args[0] = row.id; args[1] = at; args[2] = at; args[3] = by; args[4] = by;
-        for (let i = 0; i < colFields.length; i++) args[5 + i] = row.values.get(colFields[i].id) ?? null;
-        ins.run(args);
-        for (const f of linkFields) {
-          const targets = row.values.get(f.id) as string[] | undefined;
-          if (targets?.length) writeLinks(f.id, row.id, targets, false);
-        }
+      await insertRows(recordTable(tableId, prefix), cols, rows.map((row) => [
+        row.id, at, at, by, by, ...colFields.map((f) => row.values.get(f.id) ?? null),
+      ]));
+      for (const f of fields.filter(isLink)) {
+        const links = rows.map((row) => ({ src: row.id, targets: (row.values.get(f.id) as string[] | undefined) ?? [] }));
+        await writeLinks(linkTable(f.id, prefix), links.filter((l) => l.targets.length), false);
       }
     },
 
-    update(tableId: string, fields: FieldDef[], rows: RowWrite[], at: string, by: string | null) {
+    async update(tableId: string, fields: FieldDef[], rows: RowWrite[], at: string, by: string | null) {
+      const prefix = await client.tablePrefix(tableId);
       const links = new Set(fields.filter(isLink).map((f) => f.id));
       for (const row of rows) {
         if (row.values.size === 0) continue; // nothing to change: the record keeps its modification time
-        const sets = ['_updated_at = ?', '_updated_by = ?'];
-        const args: unknown[] = [at, by];
+        const params = new Params(d);
+        const sets = [`_updated_at = ${params.bind(at)}`, `_updated_by = ${params.bind(by)}`];
         for (const [fieldId, stored] of row.values) {
-          if (links.has(fieldId)) writeLinks(fieldId, row.id, (stored as string[] | null) ?? [], true);
-          else {
-            sets.push(`${column(fieldId)} = ?`);
-            args.push(stored);
-          }
+          if (links.has(fieldId)) await writeLinks(linkTable(fieldId, prefix), [{ src: row.id, targets: (stored as string[] | null) ?? [] }], true);
+          else sets.push(`${column(fieldId)} = ${params.bind(stored)}`);
         }
-        args.push(row.id);
-        stmt(`UPDATE ${recordTable(tableId)} SET ${sets.join(', ')} WHERE _id = ?`).run(args);
+        await client.run(`UPDATE ${recordTable(tableId, prefix)} SET ${sets.join(', ')} WHERE _id = ${params.bind(row.id)}`, params.values);
       }
       const searchable = new Set(fields.filter((f) => fieldType(f.type).searchable).map((f) => f.id));
-      markSearchDirty(tableId, rows.filter((r) => [...r.values.keys()].some((id) => searchable.has(id))).map((r) => r.id));
+      await markSearchDirty(tableId, rows.filter((r) => [...r.values.keys()].some((id) => searchable.has(id))).map((r) => r.id));
     },
 
     /** Deletes records and every link to them; `linksIn` are the link fields of this table, `linksTo` those pointing at it. */
-    delete(tableId: string, ids: string[], linksIn: FieldDef[], linksTo: FieldDef[]) {
-      for (let i = 0; i < ids.length; i += 500) {
-        const chunk = ids.slice(i, i + 500);
-        const marks = chunk.map(() => '?').join(',');
-        stmt(`DELETE FROM ${searchTable(tableId)} WHERE rowid IN (SELECT _seq FROM ${recordTable(tableId)} WHERE _id IN (${marks}))`).run(chunk);
-        stmt(`DELETE FROM search_dirty WHERE table_id = ? AND seq IN (SELECT _seq FROM ${recordTable(tableId)} WHERE _id IN (${marks}))`).run(tableId, ...chunk);
-        stmt(`DELETE FROM ${recordTable(tableId)} WHERE _id IN (${marks})`).run(chunk);
-        for (const f of linksIn) stmt(`DELETE FROM ${linkTable(f.id)} WHERE src IN (${marks})`).run(chunk);
-        for (const f of linksTo) stmt(`DELETE FROM ${linkTable(f.id)} WHERE dst IN (${marks})`).run(chunk);
+    async delete(tableId: string, ids: string[], linksIn: FieldDef[], linksTo: FieldDef[]) {
+      const prefix = await client.tablePrefix(tableId);
+      const rt = recordTable(tableId, prefix);
+      for (const chunk of chunks(ids)) {
+        const marks = new Params(d).bindAll(chunk);
+        await client.run(`DELETE FROM ${searchTable(tableId, prefix)} WHERE ${d.search.key} IN (SELECT _seq FROM ${rt} WHERE _id IN (${marks}))`, chunk);
+        const params = new Params(d);
+        const table = params.bind(tableId);
+        await client.run(`DELETE FROM search_dirty WHERE table_id = ${table} AND seq IN (SELECT _seq FROM ${rt} WHERE _id IN (${params.bindAll(chunk)}))`, params.values);
+        await client.run(`DELETE FROM ${rt} WHERE _id IN (${marks})`, chunk);
+        for (const f of linksIn) await client.run(`DELETE FROM ${linkTable(f.id, prefix)} WHERE src IN (${marks})`, chunk);
+        for (const f of linksTo) await client.run(`DELETE FROM ${linkTable(f.id, prefix)} WHERE dst IN (${marks})`, chunk);
       }
     },
   };

@@ -196,7 +196,7 @@ export function createRuns(deps: Deps, parts: RunParts) {
       await catalog.row(store, id);
       const p = pageArgs(page, pageSize, { defaultSize: 20, maxSize: 200 });
       const where = baseId ? and(eq(pluginRuns.pluginId, id), eq(pluginRuns.baseId, baseId)) : eq(pluginRuns.pluginId, id);
-      const items = (await store.db.select().from(pluginRuns).where(where).orderBy(desc(sql`rowid`)).limit(p.pageSize).offset(p.offset)).map(toEntry);
+      const items = (await store.db.select().from(pluginRuns).where(where).orderBy(desc(store.insertionOrder)).limit(p.pageSize).offset(p.offset)).map(toEntry);
       const total = (await first(store.db.select({ n: count() }).from(pluginRuns).where(where)))!.n;
       return { items, total, page: p.page, pageSize: p.pageSize };
     },

@@ -1,0 +1,238 @@
+// Drizzle definitions of the service's own tables on PostgreSQL: the twin of schema.ts (kept in step by test/schema-parity).
+// Column types are chosen to give the same JavaScript values as the SQLite ones, since the domain is typed against schema.ts.
+import { pgTable, text, boolean, bigint, json, customType, primaryKey, uniqueIndex, index } from 'drizzle-orm/pg-core';
+
+/** SQLite's `blob({ mode: 'buffer' })`: node-postgres already reads and writes bytea as a Buffer. */
+const bytea = customType<{ data: Buffer; driverData: Buffer }>({
+  dataType: () => 'bytea',
+  fromDriver: (value) => (Buffer.isBuffer(value) ? value : Buffer.from(value)),
+});
+
+// SQLite integers are 64-bit; bigint in number mode keeps that range and still hands the domain a JS number.
+
+export const users = pgTable('users', {
+  id: text('id').primaryKey(),
+  email: text('email').notNull(),
+  name: text('name').notNull(),
+  passwordHash: text('password_hash').notNull(),
+  isAdmin: boolean('is_admin').notNull().default(false),
+  defaultBaseId: text('default_base_id'),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+}, (t) => [uniqueIndex('users_email').on(t.email)]);
+
+/** Revoked token ids (user logout now, application tokens later); loaded into memory at start. */
+export const revokedTokens = pgTable('revoked_tokens', {
+  jti: text('jti').primaryKey(),
+  expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+  revokedAt: text('revoked_at').notNull(),
+});
+
+export const bases = pgTable('bases', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  description: text('description').notNull().default(''),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+});
+
+export const baseMembers = pgTable('base_members', {
+  baseId: text('base_id').notNull().references(() => bases.id, { onDelete: 'cascade' }),
+  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  role: text('role', { enum: ['owner', 'admin', 'editor', 'viewer'] }).notNull(),
+  createdAt: text('created_at').notNull(),
+}, (t) => [primaryKey({ columns: [t.baseId, t.userId] }), index('base_members_user').on(t.userId)]);
+
+export const tables = pgTable('tables', {
+  id: text('id').primaryKey(),
+  baseId: text('base_id').notNull().references(() => bases.id, { onDelete: 'cascade' }),
+  name: text('name').notNull(),
+  description: text('description').notNull().default(''),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+}, (t) => [index('tables_base').on(t.baseId)]);
+
+export const fields = pgTable('fields', {
+  id: text('id').primaryKey(),
+  tableId: text('table_id').notNull().references(() => tables.id, { onDelete: 'cascade' }),
+  name: text('name').notNull(),
+  type: text('type').notNull(),
+  required: boolean('required').notNull().default(false),
+  /** JSON array of choices for select types, else null. */
+  options: json('options').$type<string[] | null>(),
+  /** JSON object of type settings, e.g. {"table_id": ...} for link. */
+  config: json('config').$type<Record<string, unknown>>().notNull(),
+  indexed: boolean('indexed').notNull().default(false),
+  position: bigint('position', { mode: 'number' }).notNull(),
+  createdAt: text('created_at').notNull(),
+}, (t) => [index('fields_table').on(t.tableId)]);
+
+/** Third-party applications (OAuth 2.0 client credentials); only a hash of the secret is kept. */
+export const apps = pgTable('apps', {
+  id: text('id').primaryKey(),
+  appName: text('app_name').notNull(),
+  clientId: text('client_id').notNull(),
+  secretHash: text('secret_hash').notNull(),
+  callbackUrl: text('callback_url').notNull(),
+  allowedBases: json('allowed_bases').$type<string[]>().notNull(),
+  scopes: json('scopes').$type<string[]>().notNull(),
+  isActive: boolean('is_active').notNull().default(true),
+  rateLimitPerMinute: bigint('rate_limit_per_minute', { mode: 'number' }).notNull(),
+  writeRateLimitPerMinute: bigint('write_rate_limit_per_minute', { mode: 'number' }).notNull(),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+}, (t) => [uniqueIndex('apps_client_id').on(t.clientId)]);
+
+/** Every token issued to an application, for the token list and revoke-all. */
+export const appTokens = pgTable('app_tokens', {
+  /** Insertion order (SQLite orders these logs by rowid; Store.insertionOrder names this column here). */
+  seq: bigint('seq', { mode: 'number' }).generatedAlwaysAsIdentity(),
+  jti: text('jti').primaryKey(),
+  appId: text('app_id').notNull(),
+  scope: text('scope').notNull(),
+  issuedAt: text('issued_at').notNull(),
+  expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+  revokedAt: text('revoked_at'),
+}, (t) => [index('app_tokens_app').on(t.appId, t.expiresAt)]);
+
+/** Application audit log: Open API record writes and management actions. */
+export const auditLog = pgTable('audit_log', {
+  /** Insertion order (SQLite orders these logs by rowid; Store.insertionOrder names this column here). */
+  seq: bigint('seq', { mode: 'number' }).generatedAlwaysAsIdentity(),
+  id: text('id').primaryKey(),
+  appId: text('app_id').notNull(),
+  action: text('action').notNull(),
+  baseId: text('base_id'),
+  tableId: text('table_id'),
+  recordId: text('record_id'),
+  requestId: text('request_id'),
+  at: text('at').notNull(),
+  detail: json('detail').$type<Record<string, unknown> | null>(),
+}, (t) => [index('audit_app').on(t.appId)]);
+
+/** Workflows bound to a table: a trigger and nodes that run in order. */
+export const workflows = pgTable('workflows', {
+  id: text('id').primaryKey(),
+  tableId: text('table_id').notNull().references(() => tables.id, { onDelete: 'cascade' }),
+  name: text('name').notNull(),
+  enabled: boolean('enabled').notNull().default(true),
+  trigger: json('trigger').$type<{ type: string; config: Record<string, unknown> }>().notNull(),
+  nodes: json('nodes').$type<Array<{ id: string; type: string; config: Record<string, unknown> }>>().notNull(),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+}, (t) => [index('workflows_table').on(t.tableId)]);
+
+/** The durable run queue and run log: a run is queued in the transaction of the change that caused it. */
+export const workflowRuns = pgTable('workflow_runs', {
+  /** Insertion order (SQLite orders these logs by rowid; Store.insertionOrder names this column here). */
+  seq: bigint('seq', { mode: 'number' }).generatedAlwaysAsIdentity(),
+  id: text('id').primaryKey(),
+  workflowId: text('workflow_id').notNull().references(() => workflows.id, { onDelete: 'cascade' }),
+  tableId: text('table_id').notNull(),
+  recordId: text('record_id'),
+  triggerType: text('trigger_type').notNull(),
+  /** How many workflow-caused changes led here (0 for a change by a person or an application). */
+  depth: bigint('depth', { mode: 'number' }).notNull().default(0),
+  status: text('status', { enum: ['queued', 'running', 'success', 'failed'] }).notNull(),
+  queuedAt: text('queued_at').notNull(),
+  startedAt: text('started_at'),
+  finishedAt: text('finished_at'),
+  error: text('error'),
+  steps: json('steps').$type<unknown[]>().notNull(),
+}, (t) => [index('workflow_runs_workflow').on(t.workflowId), index('workflow_runs_status').on(t.status)]);
+
+/** How far each table's keyword-search index has caught up: rows up to `indexed_seq` are indexed. */
+export const searchState = pgTable('search_state', {
+  tableId: text('table_id').primaryKey(),
+  indexedSeq: bigint('indexed_seq', { mode: 'number' }).notNull(),
+});
+
+/** Indexed rows changed since: re-indexed before the next search or by the background indexer. */
+export const searchDirty = pgTable('search_dirty', {
+  tableId: text('table_id').notNull(),
+  seq: bigint('seq', { mode: 'number' }).notNull(),
+}, (t) => [primaryKey({ columns: [t.tableId, t.seq] })]);
+
+/** Installed plugins: one row per plugin id, pointing at its current version. */
+export const plugins = pgTable('plugins', {
+  id: text('id').primaryKey(),
+  type: text('type', { enum: ['ui', 'script'] }).notNull(),
+  currentVersion: text('current_version').notNull(),
+  status: text('status', { enum: ['enabled', 'disabled', 'error'] }).notNull(),
+  consecutiveFailures: bigint('consecutive_failures', { mode: 'number' }).notNull().default(0),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+});
+
+/** Every uploaded version, kept for rollback, with its manifest. */
+export const pluginVersions = pgTable('plugin_versions', {
+  pluginId: text('plugin_id').notNull().references(() => plugins.id, { onDelete: 'cascade' }),
+  version: text('version').notNull(),
+  manifest: json('manifest').$type<Record<string, unknown>>().notNull(),
+  uploadedAt: text('uploaded_at').notNull(),
+}, (t) => [primaryKey({ columns: [t.pluginId, t.version] })]);
+
+/** The files of each version (in the database, so a backup holds them too). */
+export const pluginFiles = pgTable('plugin_files', {
+  pluginId: text('plugin_id').notNull(),
+  version: text('version').notNull(),
+  path: text('path').notNull(),
+  content: bytea('content').notNull(),
+}, (t) => [primaryKey({ columns: [t.pluginId, t.version, t.path] })]);
+
+/** Configuration per scope: base_id '' is the global scope. */
+export const pluginConfigs = pgTable('plugin_configs', {
+  pluginId: text('plugin_id').notNull().references(() => plugins.id, { onDelete: 'cascade' }),
+  baseId: text('base_id').notNull(),
+  config: json('config').$type<Record<string, unknown>>().notNull(),
+  updatedAt: text('updated_at').notNull(),
+}, (t) => [primaryKey({ columns: [t.pluginId, t.baseId] })]);
+
+/** Base installations of ui plugins. */
+export const pluginInstallations = pgTable('plugin_installations', {
+  pluginId: text('plugin_id').notNull().references(() => plugins.id, { onDelete: 'cascade' }),
+  baseId: text('base_id').notNull().references(() => bases.id, { onDelete: 'cascade' }),
+  enabled: boolean('enabled').notNull(),
+  createdAt: text('created_at').notNull(),
+}, (t) => [primaryKey({ columns: [t.pluginId, t.baseId] })]);
+
+/** Each plugin's key-value storage, per base. */
+export const pluginStorage = pgTable('plugin_storage', {
+  pluginId: text('plugin_id').notNull().references(() => plugins.id, { onDelete: 'cascade' }),
+  baseId: text('base_id').notNull(),
+  key: text('key').notNull(),
+  value: text('value').notNull(),
+}, (t) => [primaryKey({ columns: [t.pluginId, t.baseId, t.key] })]);
+
+/** Script runs and endpoint calls, with their outcome and logs (the run log of base administrators). */
+export const pluginRuns = pgTable('plugin_runs', {
+  /** Insertion order (SQLite orders these logs by rowid; Store.insertionOrder names this column here). */
+  seq: bigint('seq', { mode: 'number' }).generatedAlwaysAsIdentity(),
+  id: text('id').primaryKey(),
+  pluginId: text('plugin_id').notNull().references(() => plugins.id, { onDelete: 'cascade' }),
+  version: text('version').notNull(),
+  kind: text('kind', { enum: ['run', 'call'] }).notNull(),
+  endpoint: text('endpoint'),
+  baseId: text('base_id').notNull(),
+  userId: text('user_id').notNull(),
+  status: text('status', { enum: ['running', 'completed', 'failed'] }).notNull(),
+  startedAt: text('started_at').notNull(),
+  finishedAt: text('finished_at'),
+  durationMs: bigint('duration_ms', { mode: 'number' }),
+  result: json('result'),
+  error: text('error'),
+  traceback: text('traceback'),
+  logs: json('logs').$type<string[]>().notNull(),
+}, (t) => [index('plugin_runs_plugin').on(t.pluginId, t.baseId)]);
+
+// ---- PostgreSQL only: no SQLite twin (test/schema-parity.test.ts lists these as exceptions). ----
+
+/**
+ * The service's keys (the token signing key pair, the URL-signing key), which on SQLite are files in DATA_DIR: with
+ * DATABASE_URL the database is the only state, so several processes and a restore share the same keys.
+ */
+export const serviceKeys = pgTable('service_keys', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull(),
+  createdAt: text('created_at').notNull(),
+});

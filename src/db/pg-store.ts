@@ -1,0 +1,134 @@
+// The PostgreSQL implementation of the store (contract section 11): a connection pool for reads outside transactions,
+// one pooled connection per transaction, and a LISTEN connection that hears other processes' commits.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { migrate } from 'drizzle-orm/node-postgres/migrator';
+import { projectPath } from '../project-root.js';
+import * as pgSchema from './pg-schema.js';
+import { pgDialect } from './pg-dialect.js';
+import { createPgRecordStore } from './pg-record-store.js';
+import type { Db, Schema, Store, UnitOfWork } from './store.js';
+
+const MIGRATIONS = projectPath('src', 'db', 'pg-migrations');
+/** The channel on which every process announces its commits, and hears the others'. */
+const CHANNEL = 'table_service_commits';
+/**
+ * Advisory lock keys. Migrations run under one, so processes starting at once migrate once. Every write transaction
+ * takes the other: writes are serialised across all processes, as on SQLite, so the checks the domain makes before
+ * it writes (unique names, a base's last owner, link targets) hold; reads never wait for it.
+ */
+const MIGRATION_LOCK = 7_310_001;
+const WRITE_LOCK = 7_310_002;
+
+export type PgStore = Store & { readonly pool: pg.Pool };
+
+/** Opens the database at `url`, applies the migrations and starts listening for other processes' commits. */
+export async function openPgStore(url: string, opts: { poolSize?: number } = {}): Promise<PgStore> {
+  const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
+  // An idle connection that the server drops must not take the process down.
+  pool.on('error', (e) => console.error('PostgreSQL pool connection failed:', e.message));
+  await migrateOnce(pool);
+  const schema = pgSchema as unknown as Schema;
+  const db = drizzle(pool, { schema: pgSchema }) as unknown as Db;
+
+  // Tables never move between bases: the schema of a table's base is looked up once and kept.
+  const prefixes = new Map<string, string>();
+  const prefixOf = (client: pg.Pool | pg.PoolClient) => async (tableId: string) => {
+    let prefix = prefixes.get(tableId);
+    if (prefix === undefined) {
+      const { rows } = await client.query<{ base_id: string }>('SELECT base_id FROM tables WHERE id = $1', [tableId]);
+      if (!rows.length) throw new Error(`no such table: ${tableId}`);
+      prefix = `${pgDialect.baseSchema(rows[0].base_id)}.`;
+      prefixes.set(tableId, prefix);
+    }
+    return prefix;
+  };
+  const records = createPgRecordStore(pool, prefixOf(pool));
+
+  // This process's commits are announced with its token, so it can tell them from the others'.
+  const processToken = randomUUID();
+  let version = 0;
+  const listener = new pg.Client({ connectionString: url });
+  listener.on('notification', (n) => {
+    if (n.payload !== processToken) version++;
+  });
+  listener.on('error', (e) => console.error('PostgreSQL LISTEN connection failed:', e.message));
+  await listener.connect();
+  await listener.query(`LISTEN ${CHANNEL}`);
+
+  async function transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T> {
+    const client = await pool.connect();
+    const committed: Array<() => void> = [];
+    const tx: UnitOfWork = {
+      db: drizzle(client, { schema: pgSchema }) as unknown as Db,
+      records: createPgRecordStore(client, prefixOf(client)),
+      inTransaction: true,
+      afterCommit: (callback) => void committed.push(callback),
+    };
+    try {
+      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
+      let result: T;
+      try {
+        result = await work(tx);
+        // NOTIFY is transactional: the other processes hear of the commit only if it happens (one round trip for both).
+        await client.query(`NOTIFY ${CHANNEL}, '${processToken}'; COMMIT`);
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw e;
+      }
+      for (const callback of committed) callback();
+      return result;
+    } finally {
+      client.release();
+    }
+  }
+
+  return {
+    engine: 'postgres',
+    schema,
+    insertionOrder: sql`seq`,
+    pool,
+    db,
+    records,
+    inTransaction: false,
+    afterCommit: (callback) => callback(),
+    transaction,
+    async secret(name, create) {
+      const read = async () => (await pool.query<{ value: string }>('SELECT value FROM service_keys WHERE name = $1', [name])).rows[0]?.value;
+      const found = await read();
+      if (found !== undefined) return found;
+      // Several processes may start at once: the first insert wins and everyone reads the winner.
+      await pool.query('INSERT INTO service_keys (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING',
+        [name, await create(), new Date().toISOString()]);
+      return (await read())!;
+    },
+    externalVersion: () => version,
+    async ping() {
+      await pool.query('SELECT 1');
+    },
+    async sizeBytes() {
+      const { rows } = await pool.query<{ n: string }>('SELECT pg_database_size(current_database()) AS n');
+      return Number(rows[0].n);
+    },
+    async close() {
+      await listener.end().catch(() => {});
+      await pool.end();
+    },
+  };
+}
+
+async function migrateOnce(pool: pg.Pool) {
+  const client = await pool.connect();
+  try {
+    await client.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
+    try {
+      await migrate(drizzle(client), { migrationsFolder: MIGRATIONS });
+    } finally {
+      await client.query(`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`);
+    }
+  } finally {
+    client.release();
+  }
+}
