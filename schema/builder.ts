@@ -1,6 +1,6 @@
 // The Pothos schema builder with scope-auth: loggedIn, systemAdmin, baseRole, app and the plugin scopes guard every operation.
 import SchemaBuilder from '@pothos/core';
-import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import ScopeAuthPlugin, { type AuthFailure } from '@pothos/plugin-scope-auth';
 import { Kind, valueFromASTUntyped, type ValueNode } from 'graphql';
 import { atLeast, type Role } from '../src/domain/access.js';
 import type { Scope } from '../src/domain/apps.js';
@@ -23,6 +23,16 @@ export interface BaseRoleScope {
 export interface AppScope {
   scope: Scope;
   baseId?: string;
+}
+
+/** The first error a scope loader threw, in the order the scopes are listed (a map's failure holds its scopes' in order). */
+function firstError(failure: AuthFailure): Error | undefined {
+  if ('error' in failure && failure.error instanceof Error) return failure.error;
+  for (const inner of 'failures' in failure ? failure.failures : []) {
+    const found = firstError(inner);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 export const builder = new SchemaBuilder<{
@@ -57,7 +67,11 @@ export const builder = new SchemaBuilder<{
       // Each throws its own code (PLUGIN_DISABLED, PERMISSION_DENIED, ENDPOINT_NOT_DECLARED, ...) as the plugin API answers.
       ...pluginScopes(ctx),
     }),
-    unauthorizedError: (_parent, ctx) => (ctx.actor ? forbidden() : unauthorized()),
+    // Loaders are asynchronous, so scope-auth runs a field's checks at once; it records each one's error, and the
+    // caller is told the first in the order the field lists its scopes (the contract's order, e.g. PLUGIN_DISABLED
+    // before ENDPOINT_NOT_DECLARED), not whichever answered first.
+    treatErrorsAsUnauthorized: true,
+    unauthorizedError: (_parent, ctx, _info, result) => firstError(result.failure) ?? (ctx.actor ? forbidden() : unauthorized()),
   },
 });
 

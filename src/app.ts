@@ -7,7 +7,7 @@ import { createYoga } from 'graphql-yoga';
 import { GraphQLError } from 'graphql';
 import type { Config } from './config.js';
 import { forbidden, unauthorized } from './errors.js';
-import { openSqliteStore } from './db/sqlite-store.js';
+import { DB_FILE, openSqliteStore } from './db/sqlite-store.js';
 import { openPgStore } from './db/pg-store.js';
 import { loadOrCreateKeys } from './auth/keys.js';
 import { createTokenService } from './auth/tokens.js';
@@ -35,7 +35,6 @@ import { createLogger, logRequest, type Logger, type RequestState } from './log.
 import { createMetrics } from './metrics.js';
 import { chargeApplication, useApplicationLimits } from '../schema/application-limits.js';
 
-export const DB_FILE = 'table-service.db';
 /** Where the generated first administrator's password is written (contract 0), readable by its owner only. */
 export const INITIAL_PASSWORD_FILE = 'initial-admin-password';
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;

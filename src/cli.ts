@@ -4,8 +4,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { ConfigError, readConfig, withDotEnv } from './config.js';
 
-// The database file name, as DB_FILE in app.ts (test/backup.test.ts checks they agree). Not imported from there:
-// app.ts loads the whole service (GraphQL schema, argon2, ...), which would triple this tool's start-up time.
+// The database file name, as DB_FILE in src/db/sqlite-store.ts (test/backup.test.ts checks they agree). Not imported:
+// that module loads drizzle and its migrator, which would slow this tool's start-up.
 const DB_FILE = 'table-service.db';
 
 const USAGE = `Usage: tsx src/cli.ts <command> [arguments]
@@ -205,6 +205,9 @@ async function main(argv: string[]): Promise<number> {
     case 'backup': {
       if (args.length !== 1 || !args[0]) throw new CliError(`backup takes one argument, the file to write\n\n${USAGE}`, 2);
       const config = readConfig(withDotEnv(process.env));
+      if (config.databaseUrl) {
+        throw new CliError('DATABASE_URL names PostgreSQL: back it up with pg_dump (this command copies the SQLite file in DATA_DIR)');
+      }
       const source = path.join(config.dataDir, DB_FILE);
       const r = await backupDatabase(source, args[0]);
       console.log(`Backed up ${source}`);

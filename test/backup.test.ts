@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DB_FILE } from '../src/app.js';
+import { DB_FILE } from '../src/db/sqlite-store.js';
+import { ENGINE } from './database.js';
 import { recordTable } from '../src/db/sqlite-record-store.js';
 import { ROOT, api, client, listAllRecords, login, removeDir, startBatchWriter, startServer, stopAllServers, tempDir, type BatchWriter } from './server-process.js';
 
@@ -37,7 +38,8 @@ function cli(dataDir: string, ...args: string[]): Promise<{ code: number | null;
 }
 
 describe('backup', () => {
-  it('copies the database of a running server while it is being written to', async () => {
+  // The SQLite file's online copy; a PostgreSQL installation is backed up with pg_dump (the next test).
+  it.runIf(ENGINE === 'sqlite')('copies the database of a running server while it is being written to', async () => {
     const dataDir = dir('ts-backup-data-');
     const outDir = dir('ts-backup-out-');
     const restoreDir = dir('ts-backup-restore-');
@@ -92,6 +94,18 @@ describe('backup', () => {
     expect(oldToken.status).toBe(200);
     expect(oldToken.body.data.total).toBe(copied.length);
     await restored.stop();
+  });
+
+  it('refuses to back up a PostgreSQL installation, naming pg_dump', async () => {
+    const dataDir = dir('ts-backup-pg-');
+    const run = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      execFile('npx', ['tsx', 'src/cli.ts', 'backup', path.join(dataDir, 'x.db')], {
+        cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: 'postgres://someone@127.0.0.1:5432/tables' }, timeout: 30_000,
+      }, (error, _stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stderr }));
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('DATABASE_URL names PostgreSQL: back it up with pg_dump');
+    expect(fs.readdirSync(dataDir)).toEqual([]);
   });
 
   it('fails with a clear message when there is no database or the target cannot be written', async () => {

@@ -1,9 +1,11 @@
 // Crash durability: the real server is SIGKILLed while batches are being written; every acknowledged batch survives the restart, whole.
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DB_FILE } from '../src/app.js';
+import { DB_FILE } from '../src/db/sqlite-store.js';
 import { recordTable } from '../src/db/sqlite-record-store.js';
+import { databaseEnvFor, ENGINE } from './database.js';
 import { client, listAllRecords, login, removeDir, startBatchWriter, startServer, stopAllServers, tempDir, type BatchWriter } from './server-process.js';
 
 const BATCH = 100;
@@ -40,7 +42,8 @@ describe('durability', () => {
     expect(writer.batches()).toBeGreaterThanOrEqual(3);
     expect(acked.size).toBe(writer.batches() * BATCH);
 
-    // Restart on the same data directory: SQLite recovers from the WAL the killed process left behind.
+    // Restart on the same data directory (and database): SQLite recovers from the WAL the killed process left behind,
+    // PostgreSQL never saw the killed process's uncommitted transactions commit.
     const second = await startServer({ dataDir });
     const c2 = client(second.url, await login(second.url));
     const records = await listAllRecords(c2, tableId);
@@ -65,13 +68,25 @@ describe('durability', () => {
     await second.stop();
     expect(second.process.exitCode).toBe(0);
 
-    // The database file is sound, and holds what the API showed.
-    const db = new Database(path.join(dataDir, DB_FILE), { readonly: true, fileMustExist: true });
-    try {
-      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-      expect(db.prepare(`SELECT COUNT(*) FROM ${recordTable(tableId)}`).pluck().get()).toBe(records.length + 1);
-    } finally {
-      db.close();
+    // The database is sound, and holds what the API showed.
+    if (ENGINE === 'sqlite') {
+      const db = new Database(path.join(dataDir, DB_FILE), { readonly: true, fileMustExist: true });
+      try {
+        expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+        expect(db.prepare(`SELECT COUNT(*) FROM ${recordTable(tableId)}`).pluck().get()).toBe(records.length + 1);
+      } finally {
+        db.close();
+      }
+    } else {
+      const db = new pg.Client({ connectionString: (await databaseEnvFor(dataDir)).DATABASE_URL });
+      await db.connect();
+      try {
+        const { rows } = await db.query('SELECT base_id FROM tables WHERE id = $1', [tableId]);
+        const counted = await db.query(`SELECT count(*)::int AS n FROM "b_${rows[0].base_id}"."rt_${tableId}"`);
+        expect(counted.rows[0].n).toBe(records.length + 1);
+      } finally {
+        await db.end();
+      }
     }
   });
 });

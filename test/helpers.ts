@@ -32,7 +32,8 @@ export function tempDir(prefix = 'ts-test-'): string {
 
 export async function makeApp(env: Record<string, string> = {}, options: AppOptions = {}): Promise<TestClient> {
   const dir = tempDir();
-  const databaseUrl = env.DATABASE_URL ? undefined : await freshDatabaseUrl();
+  // An explicit DATABASE_URL (empty for SQLite) wins over the run's engine.
+  const databaseUrl = 'DATABASE_URL' in env ? undefined : await freshDatabaseUrl();
   const config = readConfig({
     DATA_DIR: dir, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, PUBLIC_URL: 'http://test.local',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), ...env,

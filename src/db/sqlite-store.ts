@@ -12,6 +12,8 @@ import { createSqliteRecordStore } from './sqlite-record-store.js';
 import type { SecretName, Store, UnitOfWork } from './store.js';
 
 const MIGRATIONS = projectPath('src', 'db', 'migrations');
+/** The database file in DATA_DIR. */
+export const DB_FILE = 'table-service.db';
 /** How long a transaction waits for the one before it; past this, something holds the write lock far too long. */
 const LOCK_WAIT_MS = 5000;
 /** Secrets stay files beside the database, where installations before PostgreSQL support kept them (0600). */
