@@ -58,7 +58,12 @@ export function testSql(app: App) {
   const store = app.store;
   return {
     async rows<T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
-      if (store.engine === 'sqlite') return app.sqlite!.prepare(text).all(...params) as T[];
+      if (store.engine === 'sqlite') {
+        const statement = app.sqlite!.prepare(text);
+        if (statement.reader) return statement.all(...params) as T[];
+        statement.run(...params);
+        return [];
+      }
       let n = 0;
       return (await (store as unknown as { pool: pg.Pool }).pool.query(text.replace(/\?/g, () => `$${++n}`), params)).rows as T[];
     },

@@ -1,6 +1,6 @@
 // Workflow definitions (contract section 5): validation when saved, triggers fired inside record writes, manual runs and logs.
 import { asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
-import { first, type Schema, type UnitOfWork } from '../db/store.js';
+import { coalesced, first, type Schema, type UnitOfWork } from '../db/store.js';
 import { AppError, conflict, invalidField, notFound } from '../errors.js';
 import { ValueError, type FieldDef } from '../fields/field-type.js';
 import { fieldType } from '../fields/registry.js';
@@ -92,7 +92,12 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
     tx.afterCommit(() => {
       enabledByTable = next;
     });
+    tx.announce('workflows');
   }
+  // Another process changed the workflows: load the enabled ones again.
+  store.onAnnouncement('workflows', coalesced('workflows', async () => {
+    enabledByTable = await loadEnabled(store);
+  }));
   /** The enabled workflows; loaded through `uow` the first time, kept once committed (a map set meanwhile wins). */
   async function enabled(uow: UnitOfWork): Promise<Map<string, Workflow[]>> {
     if (enabledByTable) return enabledByTable;
@@ -298,7 +303,11 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
         queued += recs.length;
       }
       // The runs are queued in the write's transaction: the runner looks once it has committed.
-      if (queued) tx.afterCommit(() => wake());
+      if (queued) {
+        tx.afterCommit(() => wake());
+        tx.announce('runs');
+        tx.announce('runs');
+      }
     },
   });
 
