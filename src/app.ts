@@ -22,6 +22,7 @@ import { openSchemas } from '../rest-adapters/schemas.js';
 import { createRateLimiter } from './auth/rate-limit.js';
 import { createUrlSigner, loadOrCreateUrlKey } from './auth/url-signer.js';
 import { createWorkflowRunner } from './domain/workflow-runner.js';
+import { startRunUpkeep } from './domain/interrupted-runs.js';
 import { createGuardedFetch } from './net/ssrf-guard.js';
 import { buildOpenApi } from '../rest-adapters/openapi.js';
 import { useHttpStatusExtension } from './graphql/use-http-status-extension.js';
@@ -71,8 +72,10 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     // run_script steps run as the workflow: the script's data calls pass the same scope checks as a user's, with the
     // workflow's reach (editor of its own table's base, nothing else).
     runScript: workflowScriptRunner(schema, services),
+    leaseMs: config.workflowLeaseMs,
   });
   await runner.start();
+  const stopRunUpkeep = startRunUpkeep(store, config.workflowLeaseMs);
   services.search.touchAll((await store.db.select({ id: store.schema.tables.id }).from(store.schema.tables)).map((t) => t.id));
 
   async function contextFor(request: Request, requestState: RequestState): Promise<Context> {
@@ -234,6 +237,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     },
     /** Stops the workflow runner (finishing runs in progress) and closes the database. */
     async close() {
+      stopRunUpkeep();
       await runner.stop();
       await services.search.stop();
       await store.close();

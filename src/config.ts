@@ -31,6 +31,10 @@ export interface Config {
   logLevel: LogLevel;
   /** Bearer token that opens `/metrics`; without it `/metrics` answers 404. */
   metricsToken?: string;
+  /** Processes `npm start` runs on one port (more than one needs PostgreSQL). */
+  workers: number;
+  /** How long a workflow run stays its process's without renewal: after a crash, other processes fail it then. */
+  workflowLeaseMs: number;
 }
 
 /** A variable with a bad value: the start stops with this one line. */
@@ -44,7 +48,7 @@ export class ConfigError extends Error {
 export const VARIABLES = [
   'PORT', 'HOST', 'DATA_DIR', 'PUBLIC_URL', 'DATABASE_URL', 'ADMIN_EMAIL', 'ADMIN_PASSWORD', 'USER_TOKEN_TTL', 'SQLITE_SYNCHRONOUS',
   'LOG_LEVEL', 'METRICS_TOKEN', 'TRUST_PROXY', 'PLUGIN_PROXY_ALLOW_PRIVATE', 'PLUGIN_PROXY_TIMEOUT_MS', 'PLUGIN_PROXY_MAX_BYTES',
-  'PLUGIN_PROXY_RATE_PER_MINUTE', 'TABLE_SANDBOX_PYTHON', 'TABLE_SANDBOX_DISABLE_BWRAP',
+  'PLUGIN_PROXY_RATE_PER_MINUTE', 'TABLE_SANDBOX_PYTHON', 'TABLE_SANDBOX_DISABLE_BWRAP', 'WORKERS', 'WORKFLOW_LEASE_SECONDS',
 ] as const;
 
 /**
@@ -131,6 +135,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, version = '0.0.
   }
   const metricsToken = env.METRICS_TOKEN || undefined;
   if (metricsToken !== undefined && metricsToken.length < 16) throw new ConfigError('METRICS_TOKEN', 'must be at least 16 characters long');
+  const workers = integer(env, 'WORKERS', 1, 1, 64);
+  // Processes over one SQLite file would each keep their own caches and limits: several need the shared database.
+  if (workers > 1 && !database) throw new ConfigError('WORKERS', `above 1 needs DATABASE_URL (PostgreSQL): one process serves a SQLite file (got ${workers})`);
   return {
     port,
     host,
@@ -149,5 +156,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, version = '0.0.
     trustProxy: flag(env, 'TRUST_PROXY'),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info', (s) => s.toLowerCase()),
     metricsToken,
+    workers,
+    workflowLeaseMs: integer(env, 'WORKFLOW_LEASE_SECONDS', 30, 1, 3600) * 1000,
   };
 }

@@ -1,6 +1,6 @@
 // Revoked token ids: persisted in the database, checked in memory on every request (no query per request).
 import { lt } from 'drizzle-orm';
-import type { Store, UnitOfWork } from '../db/store.js';
+import { coalesced, type Store, type UnitOfWork } from '../db/store.js';
 
 export interface RevocationList {
   isRevoked(jti: string): boolean;
@@ -13,16 +13,26 @@ export interface RevocationList {
 /** Rows per insert, well under every engine's limit of bound parameters. */
 const CHUNK = 500;
 
-/** The in-process list; a multi-process deployment would put the same interface in front of a shared store. */
+/**
+ * The list, kept in memory; processes over one PostgreSQL database announce their revocations to each other, and each
+ * reloads the list when it hears of one (contract section 11: refused everywhere within 1 s).
+ */
 export async function createRevocationList(store: Store): Promise<RevocationList> {
   const { revokedTokens } = store.schema;
   const nowSec = () => Math.floor(Date.now() / 1000);
   await store.transaction(async (tx) => {
     await tx.db.delete(revokedTokens).where(lt(revokedTokens.expiresAt, nowSec()));
   });
-  const revoked = new Map<string, number>(
+  const load = async () => new Map<string, number>(
     (await store.db.select({ jti: revokedTokens.jti, expiresAt: revokedTokens.expiresAt }).from(revokedTokens)).map((r) => [r.jti, r.expiresAt]),
   );
+  let revoked = await load();
+  store.onAnnouncement('revocations', coalesced('revoked tokens', async () => {
+    const fresh = await load();
+    // Entries this process added meanwhile are in the table too, unless their transaction has not committed yet.
+    for (const [jti, exp] of revoked) if (!fresh.has(jti)) fresh.set(jti, exp);
+    revoked = fresh;
+  }));
 
   async function revokeIn(uow: UnitOfWork, entries: Array<{ jti: string; expiresAt: number }>): Promise<void> {
     const at = new Date().toISOString();
@@ -33,6 +43,7 @@ export async function createRevocationList(store: Store): Promise<RevocationList
     uow.afterCommit(() => {
       for (const e of entries) revoked.set(e.jti, e.expiresAt);
     });
+    uow.announce('revocations');
   }
 
   return {

@@ -138,6 +138,8 @@ export const workflowRuns = pgTable('workflow_runs', {
   startedAt: text('started_at'),
   finishedAt: text('finished_at'),
   error: text('error'),
+  /** While running: until when the claiming process holds it; past this, the run was cut off (a crash). */
+  leaseUntil: text('lease_until'),
   steps: json('steps').$type<unknown[]>().notNull(),
 }, (t) => [index('workflow_runs_workflow').on(t.workflowId), index('workflow_runs_status').on(t.status)]);
 
@@ -222,6 +224,8 @@ export const pluginRuns = pgTable('plugin_runs', {
   result: json('result'),
   error: text('error'),
   traceback: text('traceback'),
+  /** While running: until when the process running it holds it; past this, the run was cut off (a crash). */
+  leaseUntil: text('lease_until'),
   logs: json('logs').$type<string[]>().notNull(),
 }, (t) => [index('plugin_runs_plugin').on(t.pluginId, t.baseId)]);
 

@@ -9,10 +9,10 @@ import { projectPath } from '../project-root.js';
 import * as pgSchema from './pg-schema.js';
 import { pgDialect } from './pg-dialect.js';
 import { createPgRecordStore } from './pg-record-store.js';
-import type { Db, Schema, Store, UnitOfWork } from './store.js';
+import type { Db, Schema, Store, Topic, UnitOfWork } from './store.js';
 
 const MIGRATIONS = projectPath('src', 'db', 'pg-migrations');
-/** The channel on which every process announces its commits, and hears the others'. */
+/** The channel on which every process announces its changes (store.ts `Topic`), and hears the others'. */
 const CHANNEL = 'table_service_commits';
 /**
  * Advisory lock keys. Migrations run under one, so processes starting at once migrate once. Every write transaction
@@ -24,7 +24,7 @@ const WRITE_LOCK = 7_310_002;
 
 export type PgStore = Store & { readonly pool: pg.Pool };
 
-/** Opens the database at `url`, applies the migrations and starts listening for other processes' commits. */
+/** Opens the database at `url`, applies the migrations and starts listening for other processes' announcements. */
 export async function openPgStore(url: string, opts: { poolSize?: number } = {}): Promise<PgStore> {
   const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
   // An idle connection that the server drops must not take the process down.
@@ -47,12 +47,18 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
   };
   const records = createPgRecordStore(pool, prefixOf(pool));
 
-  // This process's commits are announced with its token, so it can tell them from the others'.
+  // An announcement is `<process token> <topic>,<topic>`: the token lets a process ignore its own.
   const processToken = randomUUID();
-  let version = 0;
+  let schemaVersion = 0;
+  const listeners = new Map<Topic, Array<() => void>>();
   const listener = new pg.Client({ connectionString: url });
   listener.on('notification', (n) => {
-    if (n.payload !== processToken) version++;
+    const [from, topics = ''] = (n.payload ?? '').split(' ');
+    if (from === processToken) return;
+    for (const topic of topics.split(',') as Topic[]) {
+      if (topic === 'schema') schemaVersion++;
+      for (const heard of listeners.get(topic) ?? []) heard();
+    }
   });
   listener.on('error', (e) => console.error('PostgreSQL LISTEN connection failed:', e.message));
   await listener.connect();
@@ -61,19 +67,21 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
   async function transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T> {
     const client = await pool.connect();
     const committed: Array<() => void> = [];
+    const topics = new Set<Topic>();
     const tx: UnitOfWork = {
       db: drizzle(client, { schema: pgSchema }) as unknown as Db,
       records: createPgRecordStore(client, prefixOf(client)),
       inTransaction: true,
       afterCommit: (callback) => void committed.push(callback),
+      announce: (topic) => void topics.add(topic),
     };
     try {
       await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
       let result: T;
       try {
         result = await work(tx);
-        // NOTIFY is transactional: the other processes hear of the commit only if it happens (one round trip for both).
-        await client.query(`NOTIFY ${CHANNEL}, '${processToken}'; COMMIT`);
+        // NOTIFY is transactional: the other processes hear of the change only if it commits (one round trip for both).
+        await client.query(topics.size ? `NOTIFY ${CHANNEL}, '${processToken} ${[...topics].join(',')}'; COMMIT` : 'COMMIT');
       } catch (e) {
         await client.query('ROLLBACK').catch(() => {});
         throw e;
@@ -94,6 +102,11 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
     records,
     inTransaction: false,
     afterCommit: (callback) => callback(),
+    // Outside a transaction nothing is written, so there is nothing to announce.
+    announce: () => {},
+    onAnnouncement(topic, heard) {
+      listeners.set(topic, [...(listeners.get(topic) ?? []), heard]);
+    },
     transaction,
     async secret(name, create) {
       const read = async () => (await pool.query<{ value: string }>('SELECT value FROM service_keys WHERE name = $1', [name])).rows[0]?.value;
@@ -104,7 +117,7 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
         [name, await create(), new Date().toISOString()]);
       return (await read())!;
     },
-    externalVersion: () => version,
+    externalVersion: () => schemaVersion,
     async ping() {
       await pool.query('SELECT 1');
     },

@@ -124,6 +124,8 @@ export const workflowRuns = sqliteTable('workflow_runs', {
   startedAt: text('started_at'),
   finishedAt: text('finished_at'),
   error: text('error'),
+  /** While running: until when the claiming process holds it; past this, the run was cut off (a crash). */
+  leaseUntil: text('lease_until'),
   steps: text('steps', { mode: 'json' }).$type<unknown[]>().notNull(),
 }, (t) => [index('workflow_runs_workflow').on(t.workflowId), index('workflow_runs_status').on(t.status)]);
 
@@ -206,5 +208,7 @@ export const pluginRuns = sqliteTable('plugin_runs', {
   result: text('result', { mode: 'json' }),
   error: text('error'),
   traceback: text('traceback'),
+  /** While running: until when the process running it holds it; past this, the run was cut off (a crash). */
+  leaseUntil: text('lease_until'),
   logs: text('logs', { mode: 'json' }).$type<string[]>().notNull(),
 }, (t) => [index('plugin_runs_plugin').on(t.pluginId, t.baseId)]);

@@ -84,7 +84,9 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
   async function transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T> {
     await lock.acquire();
     const committed: Array<() => void> = [];
-    const tx: UnitOfWork = { db: writeDb, records: writeRecords.records, inTransaction: true, afterCommit: (callback) => void committed.push(callback) };
+    const tx: UnitOfWork = {
+      db: writeDb, records: writeRecords.records, inTransaction: true, afterCommit: (callback) => void committed.push(callback), announce: () => {},
+    };
     try {
       // IMMEDIATE takes the file's write lock at once, so another process's writer never deadlocks on a lock upgrade.
       writer.exec('BEGIN IMMEDIATE');
@@ -112,6 +114,9 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
     records: readRecords.records,
     inTransaction: false,
     afterCommit: (callback) => callback(),
+    // One process serves a SQLite file: there is no one to tell, and no one to hear from.
+    announce: () => {},
+    onAnnouncement: () => {},
     transaction,
     async secret(name, create) {
       const file = path.join(path.dirname(databaseFile), SECRET_FILES[name]);

@@ -30,7 +30,16 @@ export interface UnitOfWork {
    * wake-ups, which must never act on a change that may still roll back. Nothing runs after a rollback.
    */
   afterCommit(callback: () => void): void;
+  /**
+   * Tells the other processes serving this database, once the transaction commits, that what `topic` names changed,
+   * so they reload their copies (contract section 11: within 1 s). This process's own copies are kept current by the
+   * code that made the change.
+   */
+  announce(topic: Topic): void;
 }
+
+/** What the processes over one database keep copies of, and announce changes to. */
+export type Topic = 'schema' | 'apps' | 'revocations' | 'workflows' | 'runs';
 
 export interface Store extends UnitOfWork {
   readonly engine: 'sqlite' | 'postgres';
@@ -48,7 +57,9 @@ export interface Store extends UnitOfWork {
    * value stored now. Processes starting at once over one database agree on one value.
    */
   secret(name: SecretName, create: () => Promise<string>): Promise<string>;
-  /** A number that changes whenever another process commits to the database: caches of metadata compare it. */
+  /** Runs `listener` whenever another process announces a change to `topic` (never on SQLite: one process serves it). */
+  onAnnouncement(topic: Topic, listener: () => void): void;
+  /** A number that changes whenever another process changes the schema (tables, fields): caches of it compare it. */
   externalVersion(): number;
   /** Resolves when the database answers a trivial query (the health check). */
   ping(): Promise<void>;
@@ -100,6 +111,30 @@ export interface RecordStore {
 }
 
 export type SecretName = 'signing-key' | 'url-signing-key';
+
+/**
+ * `reload` as an announcement listener: one run at a time, and one more after it when announcements arrived meanwhile,
+ * so a burst of announcements costs two reloads and the last one sees every change. A failure is logged, not thrown.
+ */
+export function coalesced(what: string, reload: () => Promise<void>): () => void {
+  let running = false;
+  let again = false;
+  const run = () => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    reload().catch((e) => console.error(`reloading ${what} after another process's change failed:`, e)).finally(() => {
+      running = false;
+      if (again) {
+        again = false;
+        run();
+      }
+    });
+  };
+  return run;
+}
 
 /** The first row of a query's answer, or undefined: the engine-neutral spelling of SQLite's `.get()`. */
 export async function first<T>(rows: PromiseLike<T[]>): Promise<T | undefined> {

@@ -2,7 +2,7 @@
 // Applications are cached in memory so verifying a request needs no query (spec 1, 2.2).
 import { createHash, randomBytes, timingSafeEqual, randomUUID } from 'node:crypto';
 import { and, desc, eq, gt, isNull, inArray, sql } from 'drizzle-orm';
-import { first, type Schema, type UnitOfWork } from '../db/store.js';
+import { coalesced, first, type Schema, type UnitOfWork } from '../db/store.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import { nowIso } from '../ids.js';
 import type { AuditLog } from './audit.js';
@@ -65,11 +65,24 @@ export function createAppService(deps: Deps, audit: AuditLog) {
       byClientId.set(row.clientId, row);
     }
   }
+  /** After a change in `tx`: this process's registry learns of it once committed, the others are told. */
+  function changed(tx: UnitOfWork, row: AppRow | undefined, id: string) {
+    tx.afterCommit(() => remember(row, id));
+    tx.announce('apps');
+  }
   let loaded = false;
   const loading = (async () => {
     for (const row of await store.db.select().from(apps)) remember(row, row.id);
     loaded = true;
   })();
+  // Another process changed an application: read them all again (a handful of rows) and replace the registry.
+  store.onAnnouncement('apps', coalesced('applications', async () => {
+    await registry();
+    const rows = await store.db.select().from(apps);
+    byId.clear();
+    byClientId.clear();
+    for (const row of rows) remember(row, row.id);
+  }));
   // A failed load is reported by every call that waits for it, not as an unhandled rejection.
   loading.catch(() => {});
   /**
@@ -204,7 +217,7 @@ export function createAppService(deps: Deps, audit: AuditLog) {
         });
         const row = await rowIn(tx, id);
         await audit.record(tx, { appId: id, action: 'app.create', requestId, detail: { app_name: row.appName, scopes: row.scopes, allowed_bases: row.allowedBases } });
-        tx.afterCommit(() => remember(row, id));
+        changed(tx, row, id);
         return { app: row, clientSecret };
       });
     },
@@ -217,7 +230,7 @@ export function createAppService(deps: Deps, audit: AuditLog) {
         const row = await rowIn(tx, id);
         const detail = Object.fromEntries(Object.entries(changes).map(([k, v]) => [k.replace(/[A-Z]/g, (m) => `_${m.toLowerCase()}`), v]));
         await audit.record(tx, { appId: id, action: 'app.update', requestId, detail });
-        tx.afterCommit(() => remember(row, id));
+        changed(tx, row, id);
         return row;
       });
     },
@@ -229,7 +242,7 @@ export function createAppService(deps: Deps, audit: AuditLog) {
         const gone = await tx.db.delete(apps).where(eq(apps.id, id)).returning({ id: apps.id });
         if (!gone.length) throw notFound(`Application ${id} not found`);
         await audit.record(tx, { appId: id, action: 'app.delete', requestId, detail: { revoked_tokens: revoked } });
-        tx.afterCommit(() => remember(undefined, id));
+        changed(tx, undefined, id);
         return { id, deleted: true as const };
       });
     },
@@ -241,7 +254,7 @@ export function createAppService(deps: Deps, audit: AuditLog) {
         await tx.db.update(apps).set({ secretHash: hashSecret(clientSecret).toString('hex'), updatedAt: nowIso() }).where(eq(apps.id, id));
         const row = await rowIn(tx, id);
         await audit.record(tx, { appId: id, action: 'secret.reset', requestId });
-        tx.afterCommit(() => remember(row, id));
+        changed(tx, row, id);
         return { app: row, clientSecret };
       });
     },

@@ -44,6 +44,7 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
   function changed(uow: UnitOfWork) {
     invalidate();
     uow.afterCommit(invalidate);
+    uow.announce('schema');
   }
   async function loadFields(uow: UnitOfWork, tableId: string): Promise<FieldDef[]> {
     if (uow.inTransaction) return (await uow.db.select().from(fields).where(eq(fields.tableId, tableId)).orderBy(asc(fields.position))) as FieldDef[];

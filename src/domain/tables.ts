@@ -76,6 +76,7 @@ export function createTableService(deps: Deps, access: Access, bases: BaseServic
         const id = newId('tbl');
         await tx.db.insert(tables).values({ id, baseId, name, description, createdAt: now, updatedAt: now });
         await tx.records.createTable(id, baseId);
+        tx.announce('schema');
         const fieldInputs = (input.fields as FieldInput[] | undefined) ?? [];
         for (const [index, f] of fieldInputs.entries()) {
           try {
@@ -101,6 +102,7 @@ export function createTableService(deps: Deps, access: Access, bases: BaseServic
         }
         if (input.description !== undefined) changes.description = checkDescription(input.description);
         await tx.db.update(tables).set(changes).where(eq(tables.id, id));
+        tx.announce('schema');
         return load(tx, id);
       });
     },
@@ -119,6 +121,7 @@ export function createTableService(deps: Deps, access: Access, bases: BaseServic
         // Now, and again once committed: a read outside the transaction may refill the cache from the last commit meanwhile.
         fieldService.invalidate();
         tx.afterCommit(fieldService.invalidate);
+        tx.announce('schema');
         return { id, deleted: true as const };
       });
     },

@@ -2,7 +2,7 @@
 import { hash } from '@node-rs/argon2';
 import { and, asc, count, eq, ne, sql } from 'drizzle-orm';
 import { first, type Schema, type UnitOfWork } from '../db/store.js';
-import { badRequest, conflict, notFound } from '../errors.js';
+import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import { newId, nowIso } from '../ids.js';
 import type { BaseService } from './bases.js';
 import type { Deps } from './deps.js';
@@ -134,8 +134,14 @@ export function createUserService({ store }: Deps, baseService: Pick<BaseService
     async ensureFirstAdmin(email?: string, password?: string): Promise<{ email: string; password?: string } | null> {
       if ((await first(store.db.select({ n: count() }).from(users)))!.n > 0) return null;
       const generated = password ? undefined : randomBytes(12).toString('base64url');
-      const admin = await this.createUser({ email: email ?? 'admin@localhost', name: 'Administrator', password: password ?? generated, isAdmin: true });
-      return { email: admin.email, password: generated };
+      try {
+        const admin = await this.createUser({ email: email ?? 'admin@localhost', name: 'Administrator', password: password ?? generated, isAdmin: true });
+        return { email: admin.email, password: generated };
+      } catch (e) {
+        // Processes starting at once over one database: another one created the administrator first.
+        if (e instanceof AppError && e.code === 'CONFLICT') return null;
+        throw e;
+      }
     },
   };
 }

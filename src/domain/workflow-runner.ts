@@ -12,7 +12,7 @@ import type { FieldService } from './fields.js';
 import type { RecordService } from './records.js';
 import { resolveTemplates, type TemplateScope } from './templates.js';
 import type { RunStep, Workflow, WorkflowNode, WorkflowService } from './workflows.js';
-import { failInterruptedRuns } from './interrupted-runs.js';
+import { failInterruptedRuns, leaseUntil } from './interrupted-runs.js';
 
 interface ClaimedRun {
   id: string;
@@ -38,10 +38,16 @@ export function createWorkflowRunner(opts: {
   concurrency?: number;
   /** Milliseconds since the last request arrived: runs step aside while the server is answering requests. */
   sinceActivity?: () => number;
+  /** How long a claimed run stays this process's without renewal (default 30 s): after a crash, others fail it then. */
+  leaseMs?: number;
 }) {
   const { store, workflows, records, fields } = opts;
   const { tables, workflowRuns } = store.schema;
   const concurrency = opts.concurrency ?? 8;
+  /** How long a claimed run is held without renewal; renewed every third of it while it runs. */
+  const leaseMs = opts.leaseMs ?? 30_000;
+  /** The runs this process is executing, whose leases it renews. */
+  const running = new Set<string>();
   // Prepared once on the store (reads outside transactions): every run looks up the base of its table.
   const baseOfTableQuery = store.db.select({ baseId: tables.baseId }).from(tables).where(eq(tables.id, sql.placeholder('id'))).limit(1).prepare();
   async function baseOfTable(tableId: string): Promise<string | undefined> {
@@ -55,7 +61,7 @@ export function createWorkflowRunner(opts: {
         const next = await first(tx.db.select({ id: workflowRuns.id }).from(workflowRuns)
           .where(eq(workflowRuns.status, 'queued')).orderBy(asc(store.insertionOrder)).limit(1));
         if (!next) return undefined;
-        const [run] = await tx.db.update(workflowRuns).set({ status: 'running', startedAt: nowIso() })
+        const [run] = await tx.db.update(workflowRuns).set({ status: 'running', startedAt: nowIso(), leaseUntil: leaseUntil(leaseMs) })
           .where(and(eq(workflowRuns.id, next.id), eq(workflowRuns.status, 'queued')))
           .returning({ id: workflowRuns.id, workflowId: workflowRuns.workflowId, tableId: workflowRuns.tableId, recordId: workflowRuns.recordId, depth: workflowRuns.depth });
         if (run) return run;
@@ -66,7 +72,7 @@ export function createWorkflowRunner(opts: {
 
   async function finish(runId: string, status: 'success' | 'failed', error: string | null, steps: RunStep[]) {
     await store.transaction(async (tx) => {
-      await tx.db.update(workflowRuns).set({ status, finishedAt: nowIso(), error, steps }).where(eq(workflowRuns.id, runId));
+      await tx.db.update(workflowRuns).set({ status, finishedAt: nowIso(), error, steps, leaseUntil: null }).where(eq(workflowRuns.id, runId));
     });
   }
 
@@ -132,6 +138,15 @@ export function createWorkflowRunner(opts: {
   }
 
   async function execute(run: ClaimedRun) {
+    running.add(run.id);
+    try {
+      await executeSteps(run);
+    } finally {
+      running.delete(run.id);
+    }
+  }
+
+  async function executeSteps(run: ClaimedRun) {
     const steps: RunStep[] = [];
     let status: 'success' | 'failed' = 'success';
     let error: string | null = null;
@@ -237,12 +252,30 @@ export function createWorkflowRunner(opts: {
   }
   const wake = () => void pump();
 
+  // Upkeep while started: renew the leases of the runs in progress, and look for queued runs nobody woke this process
+  // for (those another process queued and then died before running).
+  let upkeep: NodeJS.Timeout | null = null;
+  async function renewLeases() {
+    if (!running.size) return;
+    const ids = [...running];
+    await store.transaction(async (tx) => {
+      await tx.db.update(workflowRuns).set({ leaseUntil: leaseUntil(leaseMs) }).where(and(inArray(workflowRuns.id, ids), eq(workflowRuns.status, 'running')));
+    });
+  }
+
   return {
-    /** Marks runs interrupted by a crash as failed, then starts on the queue. */
+    /** Marks runs interrupted by a crash as failed, then starts on the queue and renews the leases of its runs. */
     async start() {
       await failInterruptedRuns(store, 'workflow_runs');
       if (stopped) return;
       workflows.setWake(wake);
+      // Runs queued by another process over the same database: this one may take them too.
+      store.onAnnouncement('runs', wake);
+      upkeep = setInterval(() => {
+        renewLeases().catch((e) => console.error('renewing workflow run leases failed:', e));
+        wake();
+      }, leaseMs / 3);
+      upkeep.unref();
       wake();
     },
     wake,
@@ -258,6 +291,7 @@ export function createWorkflowRunner(opts: {
     },
     async stop() {
       stopped = true;
+      if (upkeep) clearInterval(upkeep);
       if (deferred) clearTimeout(deferred);
       deferred = null;
       if (active || pumping) await new Promise<void>((resolve) => idleWaiters.push(resolve));

@@ -1,6 +1,6 @@
 // Workflow definitions (contract section 5): validation when saved, triggers fired inside record writes, manual runs and logs.
 import { asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
-import { first, type Schema, type UnitOfWork } from '../db/store.js';
+import { coalesced, first, type Schema, type UnitOfWork } from '../db/store.js';
 import { AppError, conflict, invalidField, notFound } from '../errors.js';
 import { ValueError, type FieldDef } from '../fields/field-type.js';
 import { fieldType } from '../fields/registry.js';
@@ -31,13 +31,7 @@ export interface Workflow {
   updatedAt: string;
 }
 export interface RunStep {
-  node_id: string;
-  type: string;
-  status: 'success' | 'failed' | 'skipped';
-  started_at: string | null;
-  finished_at: string | null;
-  output: unknown;
-  error: string | null;
+  node_id: string; type: string; status: 'success' | 'failed' | 'skipped'; started_at: string | null; finished_at: string | null; output: unknown; error: string | null;
 }
 export interface RunEntry {
   runId: string;
@@ -51,13 +45,7 @@ export interface RunEntry {
   error: string | null;
   steps: RunStep[];
 }
-export interface WorkflowInput {
-  name?: unknown;
-  tableId?: unknown;
-  enabled?: unknown;
-  trigger?: unknown;
-  nodes?: unknown;
-}
+export interface WorkflowInput { name?: unknown; tableId?: unknown; enabled?: unknown; trigger?: unknown; nodes?: unknown }
 
 /** A row of the run log, as the store returns it. */
 type RunRow = Schema['workflowRuns']['$inferSelect'];
@@ -92,7 +80,12 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
     tx.afterCommit(() => {
       enabledByTable = next;
     });
+    tx.announce('workflows');
   }
+  // Another process changed the workflows: load the enabled ones again.
+  store.onAnnouncement('workflows', coalesced('workflows', async () => {
+    enabledByTable = await loadEnabled(store);
+  }));
   /** The enabled workflows; loaded through `uow` the first time, kept once committed (a map set meanwhile wins). */
   async function enabled(uow: UnitOfWork): Promise<Map<string, Workflow[]>> {
     if (enabledByTable) return enabledByTable;
@@ -274,6 +267,12 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
     return watched.some((f) => JSON.stringify(before[f.name] ?? null) !== JSON.stringify(after[f.name] ?? null));
   }
 
+  /** Runs were queued in `tx`: this process's runner looks once it has committed, and the other processes are told. */
+  function runsQueued(tx: UnitOfWork) {
+    tx.afterCommit(() => wake());
+    tx.announce('runs');
+  }
+
   records.onChange({
     // Until the enabled workflows are loaded, every update keeps the records as they were (cheap, and never wrong).
     wantsBefore: (tableId) => !enabledByTable || (enabledByTable.get(tableId) ?? []).some((w) => w.trigger.type === 'record_updated'),
@@ -297,8 +296,7 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
         await enqueue(tx, w, recs.map((r) => r.id), w.trigger.type, change.depth);
         queued += recs.length;
       }
-      // The runs are queued in the write's transaction: the runner looks once it has committed.
-      if (queued) tx.afterCommit(() => wake());
+      if (queued) runsQueued(tx);
     },
   });
 
@@ -371,7 +369,7 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
         if (!w.enabled) throw conflict(`Workflow ${id} is disabled`);
         if (!(await tx.records.existing(w.tableId, [recordId])).has(recordId)) throw notFound(`Record ${recordId} not found in table ${w.tableId}`);
         const [queued] = await enqueue(tx, w, [recordId], 'manual', 0);
-        tx.afterCommit(() => wake());
+        runsQueued(tx);
         return queued;
       });
       return { runId, status: 'queued' };

@@ -10,7 +10,7 @@ import type { Actor, Deps, WorkflowActor } from '../deps.js';
 import { pageArgs, type Page } from '../pagination.js';
 import type { Catalog } from './catalog.js';
 import type { DataCallGuard, DataCalls, PluginDataGateway } from './rpc.js';
-import { failInterruptedRuns } from '../interrupted-runs.js';
+import { failInterruptedRuns, leaseUntil } from '../interrupted-runs.js';
 
 export const DEFAULT_TIMEOUT_S = 30;
 
@@ -120,6 +120,8 @@ export function createRuns(deps: Deps, parts: RunParts) {
       await tx.db.insert(pluginRuns).values({
         id: runId, pluginId: opts.pluginId, version: row.currentVersion, kind: opts.kind, endpoint: opts.endpoint, baseId: opts.baseId,
         userId: caller.actor.id, status: 'running', startedAt, logs: [],
+        // Held for the script's whole timeout and a minute more; a process that dies leaves it to lapse (interrupted-runs.ts).
+        leaseUntil: leaseUntil(opts.timeoutS * 1000 + 60_000),
       });
     });
     const files = await catalog.filesWithContent(opts.pluginId, row.currentVersion);
