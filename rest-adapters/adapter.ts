@@ -130,9 +130,9 @@ export interface RestHandlerOptions<C> {
   context: (request: Request, state: RequestState, route: Route) => Promise<C>;
   /**
    * Checks that run before the body is read (rate limits, who may upload 50 MiB); the headers it returns go on the
-   * answer, and an AppError it throws is the answer.
+   * answer, and an AppError it throws (or rejects with) is the answer.
    */
-  beforeBody?: (route: Route, document: DocumentNode, ctx: C) => Record<string, string> | void;
+  beforeBody?: (route: Route, document: DocumentNode, ctx: C) => Record<string, string> | void | Promise<Record<string, string> | void>;
 }
 
 export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
@@ -182,7 +182,9 @@ export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
     const { route } = c;
     const family = opts.families[route.family];
     const ctx = await opts.context(request, state, route);
-    Object.assign(headers, opts.beforeBody?.(route, c.document, ctx));
+    // Awaited only when it is a promise (an application's rate-limit charge): other routes go on without a pause.
+    const before = opts.beforeBody?.(route, c.document, ctx);
+    Object.assign(headers, before instanceof Promise ? await before : before);
     const query = parseQuery(route, url);
     let body: unknown;
     if (route.method === 'POST' || route.method === 'PUT') {

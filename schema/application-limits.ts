@@ -42,23 +42,32 @@ function countWrites(schema: GraphQLSchema, document: DocumentNode, operationNam
   return count(operation.selectionSet);
 }
 
-/** Charges the operation when an application runs it; returns the RateLimit-* headers, throws RATE_LIMITED past a limit. */
-export function chargeApplication(ctx: Context, schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): Record<string, string> {
-  if (ctx.actor?.kind !== 'app') return {};
+const NONE: Promise<Record<string, string>> = Promise.resolve({});
+
+/**
+ * Charges the operation when an application runs it; resolves to the RateLimit-* headers, rejects with RATE_LIMITED past
+ * a limit. Not an async function, so a caller that is no application pays no extra promise.
+ */
+export function chargeApplication(ctx: Context, schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): Promise<Record<string, string>> {
+  if (ctx.actor?.kind !== 'app') return NONE;
   return ctx.services.appLimits.charge(ctx.actor.id, countRecordWrites(schema, document, operationName));
 }
 
 /** The /graphql door's share: charge before executing; a refusal is the operation's only error (429 with Retry-After). */
 export function useApplicationLimits(): Plugin {
   return {
+    // Only an application's operation waits for the charge; everyone else's goes on synchronously, as before.
     onExecute({ args, setResultAndStopExecution }) {
       const ctx = args.contextValue as unknown as Context;
-      try {
-        const headers = chargeApplication(ctx, args.schema, args.document, args.operationName);
-        if (ctx.requestState) ctx.requestState.headers = { ...ctx.requestState.headers, ...headers };
-      } catch (error) {
-        setResultAndStopExecution({ errors: [error as GraphQLError] });
-      }
+      if (ctx.actor?.kind !== 'app') return;
+      return (async () => {
+        try {
+          const headers = await chargeApplication(ctx, args.schema, args.document, args.operationName);
+          if (ctx.requestState) ctx.requestState.headers = { ...ctx.requestState.headers, ...headers };
+        } catch (error) {
+          setResultAndStopExecution({ errors: [error as GraphQLError] });
+        }
+      })();
     },
   };
 }

@@ -8,7 +8,8 @@ import { GraphQLError } from 'graphql';
 import type { Config } from './config.js';
 import { forbidden, unauthorized } from './errors.js';
 import { DB_FILE, openSqliteStore } from './db/sqlite-store.js';
-import { openPgStore } from './db/pg-store.js';
+import { openPgStore, type PgStore } from './db/pg-store.js';
+import { createPgLoginThrottle, createPgRateLimiter } from './db/pg-limits.js';
 import { loadOrCreateKeys } from './auth/keys.js';
 import { createTokenService } from './auth/tokens.js';
 import { createRevocationList } from './auth/revocations.js';
@@ -20,6 +21,7 @@ import { families, json, v1Error } from '../rest-adapters/envelopes.js';
 import { openApiRoutes, routes, v1Routes } from '../rest-adapters/routes/index.js';
 import { openSchemas } from '../rest-adapters/schemas.js';
 import { createRateLimiter } from './auth/rate-limit.js';
+import { createLoginThrottle } from './auth/login-throttle.js';
 import { createUrlSigner, loadOrCreateUrlKey } from './auth/url-signer.js';
 import { createWorkflowRunner } from './domain/workflow-runner.js';
 import { startRunUpkeep } from './domain/interrupted-runs.js';
@@ -56,8 +58,11 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   const revocations = await createRevocationList(store);
   const fetch = createGuardedFetch({ allowPrivate: config.proxyAllowPrivate, timeoutMs: config.proxyTimeoutMs, maxBytes: config.proxyMaxBytes });
   const signer = createUrlSigner(await loadOrCreateUrlKey(store));
-  const limiter = createRateLimiter();
-  const services = createServices({ store, keys, tokens, revocations, config, fetch, signer, limiter });
+  // Several processes may serve one PostgreSQL database: there the limits and the login throttle count in it, for all.
+  const shared = store.engine === 'postgres' ? (store as PgStore).pool : undefined;
+  const limiter = shared ? createPgRateLimiter(shared) : createRateLimiter();
+  const throttle = shared ? createPgLoginThrottle(shared) : createLoginThrottle();
+  const services = createServices({ store, keys, tokens, revocations, config, fetch, signer, limiter }, { throttle });
   const firstAdmin = await services.users.ensureFirstAdmin(config.adminEmail, config.adminPassword);
   if (firstAdmin?.password) {
     // Contract 0: the generated password goes to a file only its owner can read, never to a log line.

@@ -10,71 +10,71 @@ const INT = /^\d+$/;
 const POSITIVE = /^[1-9]\d*$/;
 
 describe('the sliding-window limiter (fake clock)', () => {
-  it('allows a request again exactly when the oldest counted one leaves the 60 s window', () => {
+  it('allows a request again exactly when the oldest counted one leaves the 60 s window', async () => {
     let t = 1_000_000;
     const limiter = createRateLimiter(() => t);
     const at = (ms: number) => (t = 1_000_000 + ms);
 
     at(0);
-    expect(limiter.peek('k', 3)).toEqual({ allowed: true, limit: 3, remaining: 3, resetSeconds: 0 });
-    expect(limiter.hit('k', 3)).toEqual({ allowed: true, limit: 3, remaining: 2, resetSeconds: 0 });
+    expect(await limiter.peek('k', 3)).toEqual({ allowed: true, limit: 3, remaining: 3, resetSeconds: 0 });
+    expect(await limiter.hit('k', 3)).toEqual({ allowed: true, limit: 3, remaining: 2, resetSeconds: 0 });
     at(10_000);
-    expect(limiter.hit('k', 3)).toEqual({ allowed: true, limit: 3, remaining: 1, resetSeconds: 0 });
+    expect(await limiter.hit('k', 3)).toEqual({ allowed: true, limit: 3, remaining: 1, resetSeconds: 0 });
     at(20_000);
     // The third fills the window; the next one fits when the request made at 0 leaves it, at 60 s.
-    expect(limiter.hit('k', 3)).toEqual({ allowed: true, limit: 3, remaining: 0, resetSeconds: 40 });
+    expect(await limiter.hit('k', 3)).toEqual({ allowed: true, limit: 3, remaining: 0, resetSeconds: 40 });
     at(30_000);
-    expect(limiter.hit('k', 3)).toEqual({ allowed: false, limit: 3, remaining: 0, resetSeconds: 30 });
-    expect(limiter.peek('k', 3)).toEqual({ allowed: false, limit: 3, remaining: 0, resetSeconds: 30 });
+    expect(await limiter.hit('k', 3)).toEqual({ allowed: false, limit: 3, remaining: 0, resetSeconds: 30 });
+    expect(await limiter.peek('k', 3)).toEqual({ allowed: false, limit: 3, remaining: 0, resetSeconds: 30 });
     at(59_000);
-    expect(limiter.hit('k', 3)).toMatchObject({ allowed: false, resetSeconds: 1 });
+    expect(await limiter.hit('k', 3)).toMatchObject({ allowed: false, resetSeconds: 1 });
     at(59_999);
-    expect(limiter.hit('k', 3)).toMatchObject({ allowed: false, remaining: 0, resetSeconds: 1 });
+    expect(await limiter.hit('k', 3)).toMatchObject({ allowed: false, remaining: 0, resetSeconds: 1 });
     at(60_000);
     // Exactly 60 s after the first request: it has left the window, one request fits (refused ones were not counted).
-    expect(limiter.peek('k', 3)).toEqual({ allowed: true, limit: 3, remaining: 1, resetSeconds: 0 });
-    expect(limiter.hit('k', 3)).toEqual({ allowed: true, limit: 3, remaining: 0, resetSeconds: 10 });
-    expect(limiter.hit('k', 3)).toMatchObject({ allowed: false, resetSeconds: 10 });
+    expect(await limiter.peek('k', 3)).toEqual({ allowed: true, limit: 3, remaining: 1, resetSeconds: 0 });
+    expect(await limiter.hit('k', 3)).toEqual({ allowed: true, limit: 3, remaining: 0, resetSeconds: 10 });
+    expect(await limiter.hit('k', 3)).toMatchObject({ allowed: false, resetSeconds: 10 });
     at(69_999);
-    expect(limiter.hit('k', 3)).toMatchObject({ allowed: false, resetSeconds: 1 });
+    expect(await limiter.hit('k', 3)).toMatchObject({ allowed: false, resetSeconds: 1 });
     at(70_000);
-    expect(limiter.hit('k', 3)).toEqual({ allowed: true, limit: 3, remaining: 0, resetSeconds: 10 });
+    expect(await limiter.hit('k', 3)).toEqual({ allowed: true, limit: 3, remaining: 0, resetSeconds: 10 });
     at(80_000);
-    expect(limiter.hit('k', 3)).toEqual({ allowed: true, limit: 3, remaining: 0, resetSeconds: 40 });
+    expect(await limiter.hit('k', 3)).toEqual({ allowed: true, limit: 3, remaining: 0, resetSeconds: 40 });
     // Two minutes later the window is empty.
     at(200_000);
-    expect(limiter.peek('k', 3)).toEqual({ allowed: true, limit: 3, remaining: 3, resetSeconds: 0 });
+    expect(await limiter.peek('k', 3)).toEqual({ allowed: true, limit: 3, remaining: 3, resetSeconds: 0 });
   });
 
-  it('is a sliding window, not a fixed one: a burst at the end of a minute still counts at the start of the next', () => {
+  it('is a sliding window, not a fixed one: a burst at the end of a minute still counts at the start of the next', async () => {
     let t = 0;
     const limiter = createRateLimiter(() => t);
     t = 59_000;
-    for (let i = 0; i < 5; i++) expect(limiter.hit('s', 5).allowed).toBe(true);
+    for (let i = 0; i < 5; i++) expect((await limiter.hit('s', 5)).allowed).toBe(true);
     t = 61_000; // a fixed per-minute window would have reset here
-    expect(limiter.hit('s', 5)).toEqual({ allowed: false, limit: 5, remaining: 0, resetSeconds: 58 });
+    expect(await limiter.hit('s', 5)).toEqual({ allowed: false, limit: 5, remaining: 0, resetSeconds: 58 });
     t = 118_999;
-    expect(limiter.hit('s', 5).allowed).toBe(false);
+    expect((await limiter.hit('s', 5)).allowed).toBe(false);
     t = 119_000;
-    for (let i = 0; i < 5; i++) expect(limiter.hit('s', 5).allowed).toBe(true);
-    expect(limiter.hit('s', 5).allowed).toBe(false);
+    for (let i = 0; i < 5; i++) expect((await limiter.hit('s', 5)).allowed).toBe(true);
+    expect((await limiter.hit('s', 5)).allowed).toBe(false);
   });
 
-  it('counts exactly the limit, keeps keys apart, and takes a new limit at once', () => {
+  it('counts exactly the limit, keeps keys apart, and takes a new limit at once', async () => {
     let t = 0;
     const limiter = createRateLimiter(() => t);
-    const results = Array.from({ length: 15 }, () => limiter.hit('a', 10).allowed);
+    const results = await Promise.all(Array.from({ length: 15 }, async () => (await limiter.hit('a', 10)).allowed));
     expect(results.filter((x) => !x).length).toBe(5);
     expect(results.slice(0, 10).every(Boolean)).toBe(true);
-    expect(limiter.hit('b', 10)).toEqual({ allowed: true, limit: 10, remaining: 9, resetSeconds: 0 });
-    expect(limiter.hit('a', 12)).toEqual({ allowed: true, limit: 12, remaining: 1, resetSeconds: 0 });
-    expect(limiter.hit('a', 12)).toEqual({ allowed: true, limit: 12, remaining: 0, resetSeconds: 60 });
-    expect(limiter.hit('a', 12).allowed).toBe(false);
-    expect(limiter.hit('a', 5)).toEqual({ allowed: false, limit: 5, remaining: 0, resetSeconds: 60 });
+    expect(await limiter.hit('b', 10)).toEqual({ allowed: true, limit: 10, remaining: 9, resetSeconds: 0 });
+    expect(await limiter.hit('a', 12)).toEqual({ allowed: true, limit: 12, remaining: 1, resetSeconds: 0 });
+    expect(await limiter.hit('a', 12)).toEqual({ allowed: true, limit: 12, remaining: 0, resetSeconds: 60 });
+    expect((await limiter.hit('a', 12)).allowed).toBe(false);
+    expect(await limiter.hit('a', 5)).toEqual({ allowed: false, limit: 5, remaining: 0, resetSeconds: 60 });
     t = 30_000;
-    expect(limiter.peek('a', 5)).toMatchObject({ allowed: false, resetSeconds: 30 });
+    expect(await limiter.peek('a', 5)).toMatchObject({ allowed: false, resetSeconds: 30 });
     t = 60_000;
-    expect(limiter.peek('a', 5)).toEqual({ allowed: true, limit: 5, remaining: 5, resetSeconds: 0 });
+    expect(await limiter.peek('a', 5)).toEqual({ allowed: true, limit: 5, remaining: 5, resetSeconds: 0 });
   });
 });
 

@@ -1,4 +1,5 @@
-// Sliding-window rate limits: the exact count of accepted requests in the last window, per key.
+// Sliding-window rate limits: the exact count of accepted requests in the last window, per key. The interface is
+// asynchronous so a limiter shared by several processes (src/db/pg-limits.ts) can stand behind it.
 
 export interface RateDecision {
   allowed: boolean;
@@ -8,14 +9,37 @@ export interface RateDecision {
   resetSeconds: number;
 }
 
-export interface RateLimiter {
-  /** Counts `n` (default 1) requests against `key` if they all fit in `limit` per `windowMs`. */
-  hit(key: string, limit: number, windowMs?: number, n?: number): RateDecision;
-  /** What `n` requests would be told now, without counting them. */
-  peek(key: string, limit: number, windowMs?: number, n?: number): RateDecision;
+/** One window to charge: `n` (default 1) requests against `key`, at most `limit` per window. */
+export interface RateEntry {
+  key: string;
+  limit: number;
+  n?: number;
 }
 
-/** The in-process limiter: a log of accepted request times per key. A cluster would share one behind the same interface. */
+export interface RateLimiter {
+  /**
+   * Charges every entry (distinct keys) in one step: each entry's `n` is counted only if every entry fits, so a request
+   * refused by one window is counted in none. The decisions are in entry order: after counting when everything fitted,
+   * otherwise what each entry would be told now (at least one of them refused).
+   */
+  chargeAll(entries: RateEntry[], windowMs?: number): Promise<RateDecision[]>;
+  /** Counts `n` (default 1) requests against `key` if they all fit in `limit` per `windowMs`: chargeAll of one entry. */
+  hit(key: string, limit: number, windowMs?: number, n?: number): Promise<RateDecision>;
+  /** What `n` requests would be told now, without counting them. */
+  peek(key: string, limit: number, windowMs?: number, n?: number): Promise<RateDecision>;
+}
+
+export const DEFAULT_WINDOW_MS = 60_000;
+
+/** True when every decision of a chargeAll allowed its entry, i.e. everything was counted. */
+export function allAllowed(decisions: RateDecision[]): boolean {
+  return decisions.every((d) => d.allowed);
+}
+
+/**
+ * The in-process limiter: a log of accepted request times per key, for one process (SQLite). Each call answers with an
+ * already settled promise, so a request costs no more than the one await of its caller.
+ */
 export function createRateLimiter(now: () => number = Date.now): RateLimiter {
   const logs = new Map<string, number[]>();
 
@@ -37,8 +61,16 @@ export function createRateLimiter(now: () => number = Date.now): RateLimiter {
     return { allowed, limit, remaining, resetSeconds };
   }
 
+  function chargeAll(entries: RateEntry[], windowMs: number): RateDecision[] {
+    // Look before counting (one process: nothing can come between the look and the count).
+    const looks = entries.map((e) => decide(e.key, e.limit, windowMs, e.n ?? 1, false));
+    if (!allAllowed(looks)) return looks;
+    return entries.map((e) => decide(e.key, e.limit, windowMs, e.n ?? 1, true));
+  }
+
   return {
-    hit: (key, limit, windowMs = 60_000, n = 1) => decide(key, limit, windowMs, n, true),
-    peek: (key, limit, windowMs = 60_000, n = 1) => decide(key, limit, windowMs, n, false),
+    chargeAll: (entries, windowMs = DEFAULT_WINDOW_MS) => Promise.resolve(chargeAll(entries, windowMs)),
+    hit: (key, limit, windowMs = DEFAULT_WINDOW_MS, n = 1) => Promise.resolve(decide(key, limit, windowMs, n, true)),
+    peek: (key, limit, windowMs = DEFAULT_WINDOW_MS, n = 1) => Promise.resolve(decide(key, limit, windowMs, n, false)),
   };
 }

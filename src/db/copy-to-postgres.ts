@@ -43,7 +43,7 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 async function checkEmpty(client: pg.Client): Promise<void> {
   const { rows } = await client.query<{ schema: string; name: string }>(`SELECT table_schema AS schema, table_name AS name
     FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1, 2`);
-  const ours = new Set(TABLES.map((t) => getTableConfig(t.table).name).concat('search_state', 'search_dirty', 'service_keys', '__drizzle_migrations'));
+  const ours = new Set(TABLES.map((t) => getTableConfig(t.table).name).concat('search_state', 'search_dirty', 'service_keys', 'rate_hits', 'login_failures', '__drizzle_migrations'));
   const foreign = rows.filter((r) => !ours.has(r.name) || !['public', 'drizzle'].includes(r.schema));
   if (foreign.length) {
     throw new CopyError(`The target database is not empty: it holds ${foreign.length} table(s) the service does not own (${foreign.slice(0, 3)

@@ -4,7 +4,7 @@ import { createActivityMonitor } from './activity.js';
 import { createAppService } from './apps.js';
 import { createAppRateLimits } from './app-rate-limits.js';
 import { createAuditLog } from './audit.js';
-import { createAuthService } from './auth.js';
+import { createAuthService, type LoginThrottle } from './auth.js';
 import { createBaseService } from './bases.js';
 import type { Deps } from './deps.js';
 import { createFieldService } from './fields.js';
@@ -16,13 +16,14 @@ import { createTableService } from './tables.js';
 import { createUserService } from './users.js';
 import { createWorkflowService } from './workflows.js';
 
-export function createServices(deps: Deps) {
+/** `throttle`: the login throttle app.ts chose for the engine (the in-process one when absent). */
+export function createServices(deps: Deps, opts: { throttle?: LoginThrottle } = {}) {
   const access = createAccess(deps);
   const bases = createBaseService(deps, access);
   const users = createUserService(deps, bases);
   const audit = createAuditLog(deps);
   const apps = createAppService(deps, audit);
-  const auth = createAuthService(deps, users, apps);
+  const auth = createAuthService(deps, users, apps, opts.throttle);
   const appLimits = createAppRateLimits(apps, deps.limiter);
   let search: ReturnType<typeof createSearchIndexer> | undefined;
   const fields = createFieldService(deps, (tableId) => search?.touch(tableId));

@@ -67,7 +67,7 @@ export function createProxy(current: CurrentPlugin, opts: { fetch: GuardedFetch;
     const headers = Object.fromEntries(Object.entries((req.headers ?? {}) as Record<string, string>).filter(([k]) => !CONTROLLED.test(k)));
     let body: Buffer | undefined;
     if (req.body !== undefined && req.body !== null) body = req.bodyEncoding === 'base64' ? Buffer.from(req.body, 'base64') : Buffer.from(req.body, 'utf8');
-    const rate = opts.limiter.hit(`proxy:${id}`, opts.ratePerMinute);
+    const rate = await opts.limiter.hit(`proxy:${id}`, opts.ratePerMinute);
     if (!rate.allowed) {
       throw new AppError('RATE_LIMITED', `Plugin ${id} made more than ${opts.ratePerMinute} proxy requests in a minute`, { headers: { 'Retry-After': String(rate.resetSeconds) } });
     }
