@@ -93,6 +93,23 @@ describe.runIf(ENGINE === 'postgres')('several processes over one PostgreSQL dat
     await within(1000, async () => (await api(a.url, 'GET', '/api/open/v1/bases', { token: kept })).status === 401);
   });
 
+  it("an application's write limit holds for the sum of its writes through both processes", async () => {
+    const base = (await ca.data('GET', '/api/v1/bases')).items[0].id;
+    const t = await ca.data('POST', '/api/v1/tables', { name: 'Limited', base_id: base, fields: [{ name: 'Name', type: 'text' }] }, 201);
+    const app = await ca.data('POST', '/api/oauth/apps', {
+      app_name: 'Writer', callback_url: 'https://c.example/cb', scopes: ['record:write'], allowed_bases: [base], write_rate_limit_per_minute: 5,
+    }, 201);
+    const token = (await api(b.url, 'POST', '/api/oauth/token', {
+      raw: `grant_type=client_credentials&client_id=${app.client_id}&client_secret=${app.client_secret}`, headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })).body.access_token as string;
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const res = await api(i % 2 ? b.url : a.url, 'POST', `/api/open/v1/bases/${base}/tables/${t.id}/records`, { token, body: { Name: `w${i}` } });
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([201, 201, 201, 201, 201, 429, 429, 429]);
+  });
+
   it('a table renamed and a field added on one are seen by the other', async () => {
     const t = await ca.data('POST', '/api/v1/tables', { name: 'Shared', fields: [{ name: 'Name', type: 'text' }] }, 201);
     await cb.data('POST', `/api/v1/tables/${t.id}/records`, { fields: { Name: 'x' } }, 201); // B has read (and cached) the fields

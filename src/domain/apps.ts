@@ -94,6 +94,19 @@ export function createAppService(deps: Deps, audit: AuditLog) {
     if (!loaded) await loading;
   }
 
+  /**
+   * An application by id or client id from the registry; one it does not hold yet (another process created it a moment
+   * ago, before its announcement arrived) is read from the database and kept, so a token issued anywhere works everywhere.
+   */
+  async function lookup(by: 'id' | 'clientId', key: string): Promise<AppRow | undefined> {
+    await registry();
+    const known = by === 'id' ? byId.get(key) : byClientId.get(key);
+    if (known) return known;
+    const row = await first(store.db.select().from(apps).where(eq(by === 'id' ? apps.id : apps.clientId, key)).limit(1));
+    if (row) remember(row, row.id);
+    return row;
+  }
+
   async function load(id: string): Promise<AppRow> {
     await registry();
     const row = byId.get(id);
@@ -284,8 +297,7 @@ export function createAppService(deps: Deps, audit: AuditLog) {
     async issueToken(req: { grantType?: string | null; clientId?: string | null; clientSecret?: string | null; scope?: string | null; basic?: boolean | null; credentialsInBoth?: boolean | null }): Promise<IssuedToken> {
       const basicHeaders = req.basic ? { 'WWW-Authenticate': 'Basic realm="table-service", charset="UTF-8"' } : undefined;
       if (req.credentialsInBoth) throw new AppError('invalid_request', 'Send client credentials either with HTTP Basic or in the body, not both');
-      if (!loaded) await loading;
-      const app = req.clientId ? byClientId.get(req.clientId) : undefined;
+      const app = req.clientId ? await lookup('clientId', req.clientId) : undefined;
       const given = hashSecret(req.clientSecret ?? '');
       const expected = app ? Buffer.from(app.secretHash, 'hex') : Buffer.alloc(32);
       const secretOk = timingSafeEqual(given, expected) && !!app && !!req.clientSecret;
@@ -314,8 +326,7 @@ export function createAppService(deps: Deps, audit: AuditLog) {
     async actorFromClaims(claims: TokenClaims): Promise<AppActor> {
       if (claims.aud !== audience || typeof claims.app_id !== 'string') throw new AppError('UNAUTHORIZED', 'The token is not an Open API token');
       if (revocations.isRevoked(claims.jti)) throw new AppError('UNAUTHORIZED', 'The token has been revoked');
-      if (!loaded) await loading;
-      const app = byId.get(claims.app_id);
+      const app = loaded ? byId.get(claims.app_id) ?? await lookup('id', claims.app_id) : await lookup('id', claims.app_id);
       if (!app) throw new AppError('UNAUTHORIZED', 'The application no longer exists');
       if (!app.isActive) throw new AppError('FORBIDDEN', 'The application is disabled');
       return {
