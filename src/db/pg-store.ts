@@ -108,6 +108,15 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
       listeners.set(topic, [...(listeners.get(topic) ?? []), heard]);
     },
     transaction,
+    async claimQueuedRun(startedAt, leaseUntil) {
+      // Outside the write lock: a claim touches only the queue, and SKIP LOCKED lets every process claim at once, each
+      // passing over the rows another is claiming this instant.
+      const { rows } = await pool.query<{ id: string; workflowId: string; tableId: string; recordId: string | null; depth: string }>(
+        `UPDATE workflow_runs SET status = 'running', started_at = $1, lease_until = $2
+         WHERE id = (SELECT id FROM workflow_runs WHERE status = 'queued' ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+         RETURNING id, workflow_id AS "workflowId", table_id AS "tableId", record_id AS "recordId", depth`, [startedAt, leaseUntil]);
+      return rows[0] && { ...rows[0], depth: Number(rows[0].depth) };
+    },
     async secret(name, create) {
       const read = async () => (await pool.query<{ value: string }>('SELECT value FROM service_keys WHERE name = $1', [name])).rows[0]?.value;
       const found = await read();

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { projectPath } from '../project-root.js';
@@ -118,6 +118,13 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
     announce: () => {},
     onAnnouncement: () => {},
     transaction,
+    claimQueuedRun(startedAt, leaseUntil) {
+      const runs = schema.workflowRuns;
+      // One statement in a write transaction: transactions take turns, so no two claims see the same queued run.
+      return transaction(async (tx) => (await tx.db.update(runs).set({ status: 'running', startedAt, leaseUntil })
+        .where(eq(runs.id, sql`(SELECT id FROM workflow_runs WHERE status = 'queued' ORDER BY rowid LIMIT 1)`))
+        .returning({ id: runs.id, workflowId: runs.workflowId, tableId: runs.tableId, recordId: runs.recordId, depth: runs.depth }))[0]);
+    },
     async secret(name, create) {
       const file = path.join(path.dirname(databaseFile), SECRET_FILES[name]);
       if (!fs.existsSync(file)) fs.writeFileSync(file, await create(), { mode: 0o600 });

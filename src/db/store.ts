@@ -57,6 +57,12 @@ export interface Store extends UnitOfWork {
    * value stored now. Processes starting at once over one database agree on one value.
    */
   secret(name: SecretName, create: () => Promise<string>): Promise<string>;
+  /**
+   * Takes the oldest queued workflow run and marks it running with a lease, in one step; undefined when none is queued.
+   * Processes claim at once without waiting for each other (PostgreSQL: `FOR UPDATE SKIP LOCKED`), and never claim one
+   * run twice.
+   */
+  claimQueuedRun(startedAt: string, leaseUntil: string): Promise<ClaimedRun | undefined>;
   /** Runs `listener` whenever another process announces a change to `topic` (never on SQLite: one process serves it). */
   onAnnouncement(topic: Topic, listener: () => void): void;
   /** A number that changes whenever another process changes the schema (tables, fields): caches of it compare it. */
@@ -111,6 +117,15 @@ export interface RecordStore {
 }
 
 export type SecretName = 'signing-key' | 'url-signing-key';
+
+/** A workflow run as its claim hands it to the runner. */
+export interface ClaimedRun {
+  id: string;
+  workflowId: string;
+  tableId: string;
+  recordId: string | null;
+  depth: number;
+}
 
 /**
  * `reload` as an announcement listener: one run at a time, and one more after it when announcements arrived meanwhile,

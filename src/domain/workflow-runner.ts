@@ -1,8 +1,8 @@
 // Executes queued workflow runs off the request path: claims runs from the durable queue, runs their nodes in order
 // as the workflow (an editor of its table's base), and records each step. A run left `running` by a crash is marked
 // failed at the next start.
-import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
-import { first, type Store } from '../db/store.js';
+import { and, count, eq, inArray, sql } from 'drizzle-orm';
+import { first, type ClaimedRun, type Store } from '../db/store.js';
 import { AppError } from '../errors.js';
 import { BlockedError, type GuardedFetch } from '../net/ssrf-guard.js';
 import { nowIso } from '../ids.js';
@@ -14,13 +14,6 @@ import { resolveTemplates, type TemplateScope } from './templates.js';
 import type { RunStep, Workflow, WorkflowNode, WorkflowService } from './workflows.js';
 import { failInterruptedRuns, leaseUntil } from './interrupted-runs.js';
 
-interface ClaimedRun {
-  id: string;
-  workflowId: string;
-  tableId: string;
-  recordId: string | null;
-  depth: number;
-}
 
 /** Thrown by a node to fail its step with a message. */
 class StepError extends Error {}
@@ -55,20 +48,7 @@ export function createWorkflowRunner(opts: {
   }
 
   /** Takes the oldest queued run (queue order) and marks it running, in one transaction; undefined when none is queued. */
-  async function claim(): Promise<ClaimedRun | undefined> {
-    return store.transaction(async (tx) => {
-      for (;;) {
-        const next = await first(tx.db.select({ id: workflowRuns.id }).from(workflowRuns)
-          .where(eq(workflowRuns.status, 'queued')).orderBy(asc(store.insertionOrder)).limit(1));
-        if (!next) return undefined;
-        const [run] = await tx.db.update(workflowRuns).set({ status: 'running', startedAt: nowIso(), leaseUntil: leaseUntil(leaseMs) })
-          .where(and(eq(workflowRuns.id, next.id), eq(workflowRuns.status, 'queued')))
-          .returning({ id: workflowRuns.id, workflowId: workflowRuns.workflowId, tableId: workflowRuns.tableId, recordId: workflowRuns.recordId, depth: workflowRuns.depth });
-        if (run) return run;
-        // Another process claimed it between the two statements: take the next one.
-      }
-    });
-  }
+  const claim = () => store.claimQueuedRun(nowIso(), leaseUntil(leaseMs));
 
   async function finish(runId: string, status: 'success' | 'failed', error: string | null, steps: RunStep[]) {
     await store.transaction(async (tx) => {
