@@ -29,6 +29,8 @@ export function merge(parts: Stats[], all: number[][]): Stats {
     parts.every((p) => typeof pick(p) === 'number') ? parts.reduce((a, p) => a + (pick(p) as number) * p.seconds, 0) / seconds : null;
   stats.serverCores = cores((p) => p.serverCores);
   stats.clientCores = cores((p) => p.clientCores) ?? undefined;
+  if (parts.some((p) => p.dbCores !== undefined)) stats.dbCores = cores((p) => p.dbCores);
+  if (parts.some((p) => p.otherCores !== undefined)) stats.otherCores = cores((p) => p.otherCores);
   return stats;
 }
 
@@ -82,12 +84,14 @@ export async function createTable(svc: Target, name: string): Promise<string> {
 
 /**
  * Seeds `total` records in batches of 1000 through POST .../records/batch, one request at a time so creation order
- * is deterministic; the next body is generated while the current request is in flight.
+ * is deterministic; the next body is generated while the current request is in flight. With `count` below `total`,
+ * only the first `count` records of the `total`-record table go through the API; the returned PRNG then continues
+ * with record number `count`, for the caller to write the rest another way.
  */
-export async function seed(t: Target, tableId: string, total: number, seedValue: number, label: string, query = '') {
+export async function seed(t: Target, tableId: string, total: number, seedValue: number, label: string, query = '', count = total) {
   const r = prng(seedValue);
-  const batches = Math.ceil(total / BATCH);
-  const size = (i: number) => Math.min(BATCH, total - i * BATCH);
+  const batches = Math.ceil(count / BATCH);
+  const size = (i: number) => Math.min(BATCH, count - i * BATCH);
   const latencies: number[] = [];
   let bytes = 0;
   let body = batchBody(r, size(0), 0, total);
@@ -102,12 +106,12 @@ export async function seed(t: Target, tableId: string, total: number, seedValue:
     bytes += res.body.length;
     const now = performance.now();
     if (now - lastReport > 10_000) {
-      log(`  ${label}: ${((i + 1) * BATCH).toLocaleString('en-US')} / ${total.toLocaleString('en-US')} records, ${fmt(((i + 1) * BATCH) / ((now - started) / 1000))} records/s`);
+      log(`  ${label}: ${((i + 1) * BATCH).toLocaleString('en-US')} / ${count.toLocaleString('en-US')} records, ${fmt(((i + 1) * BATCH) / ((now - started) / 1000))} records/s`);
       lastReport = now;
     }
   }
   const stats = summarize(latencies, (performance.now() - started) / 1000, bytes);
-  return { stats, recordsPerSecond: total / stats.seconds };
+  return { stats, recordsPerSecond: count / stats.seconds, prng: r };
 }
 
 /**

@@ -11,6 +11,88 @@ export interface Target {
   headers: Record<string, string>;
   /** The server's process id, to measure its CPU use during a run (Linux /proc only). */
   pid?: number;
+  /** Measures the server's CPU instead of `pid` alone (e.g. a process and its node:cluster workers). */
+  serverCpu?: CpuMeter;
+  /** Measures the database server's CPU during a run (PostgreSQL on this machine), reported beside the server's. */
+  dbCpu?: CpuMeter;
+}
+
+/** Starts measuring CPU; the function it returns gives the CPU seconds used since (null where unknown). */
+export type CpuMeter = () => () => number | null;
+
+/** CPU seconds of every process on the machine, by pid, with each one's parent (Linux /proc only; empty elsewhere). */
+function processTable(): Map<number, { ppid: number; cpu: number }> {
+  const out = new Map<number, { ppid: number; cpu: number }>();
+  let pids: string[];
+  try {
+    pids = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return out;
+  }
+  for (const d of pids) {
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(d), { ppid: Number(f[1]), cpu: (Number(f[11]) + Number(f[12])) / 100 });
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return out;
+}
+
+/** CPU seconds of `root` and all its descendants, by pid. */
+function treeCpu(root: number): Map<number, number> {
+  const all = processTable();
+  const out = new Map<number, number>();
+  const children = new Map<number, number[]>();
+  for (const [pid, p] of all) children.set(p.ppid, [...(children.get(p.ppid) ?? []), pid]);
+  const walk = (pid: number) => {
+    const p = all.get(pid);
+    if (!p) return;
+    out.set(pid, p.cpu);
+    for (const c of children.get(pid) ?? []) walk(c);
+  };
+  walk(root);
+  return out;
+}
+
+/**
+ * A meter of a process tree (a node:cluster primary and its workers, a postmaster and its backends): per process, the
+ * CPU used since the start, counting processes born meanwhile in full (those that exited meanwhile are lost).
+ */
+export function treeMeter(root: number | (() => number | null)): CpuMeter {
+  return () => {
+    const pid = typeof root === 'number' ? root : root();
+    if (!pid) return () => null;
+    const before = treeCpu(pid);
+    if (!before.size) return () => null;
+    return () => {
+      let sum = 0;
+      for (const [p, cpu] of treeCpu(pid)) sum += cpu - (before.get(p) ?? 0);
+      return sum;
+    };
+  };
+}
+
+/** Busy CPU seconds of the whole machine so far, all cores (Linux /proc/stat); null where unavailable. */
+export function machineBusySeconds(): number | null {
+  try {
+    const [, ...f] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+    // user nice system idle iowait irq softirq steal: all but idle and iowait are work.
+    return (f[0] + f[1] + f[2] + f[5] + f[6] + (f[7] ?? 0)) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** A meter of one process. */
+function pidMeter(pid: number | undefined): ReturnType<CpuMeter> {
+  const cpu0 = pid ? processCpuSeconds(pid) : null;
+  return () => {
+    const cpu1 = pid && cpu0 !== null ? processCpuSeconds(pid) : null;
+    return cpu0 === null || cpu1 === null ? null : cpu1 - cpu0;
+  };
 }
 
 /** CPU seconds a process has used so far, from /proc (utime + stime at the usual 100 ticks/s); null where unavailable. */
@@ -91,6 +173,13 @@ export interface Stats {
    */
   serverCores?: number | null;
   clientCores?: number;
+  /** The database server's CPU (PostgreSQL), when the target measures it. */
+  dbCores?: number | null;
+  /**
+   * CPU the rest of the machine used meanwhile: the machine's busy cores less the ones above, i.e. other programs (a
+   * test run beside the bench) and kernel work no process is charged with.
+   */
+  otherCores?: number | null;
 }
 
 function quantile(sorted: number[], q: number): number {
@@ -150,13 +239,21 @@ export async function load(t: Target, opts: {
       opts.onResponse?.(res, i);
     }
   }
-  const serverCpu0 = t.pid ? processCpuSeconds(t.pid) : null;
+  const serverCpu = t.serverCpu ? t.serverCpu() : pidMeter(t.pid);
+  const dbCpu = t.dbCpu?.();
   const clientCpu0 = process.cpuUsage();
+  const machine0 = machineBusySeconds();
   await Promise.all(Array.from({ length: opts.concurrency }, worker));
   const stats = summarize(latencies, (performance.now() - started) / 1000, bytes);
-  const serverCpu1 = t.pid ? processCpuSeconds(t.pid) : null;
+  const serverSeconds = serverCpu();
+  const dbSeconds = dbCpu?.();
   const client = process.cpuUsage(clientCpu0);
-  stats.serverCores = serverCpu0 !== null && serverCpu1 !== null ? (serverCpu1 - serverCpu0) / stats.seconds : null;
+  stats.serverCores = serverSeconds === null ? null : serverSeconds / stats.seconds;
+  if (dbCpu) stats.dbCores = dbSeconds == null ? null : dbSeconds / stats.seconds;
   stats.clientCores = (client.user + client.system) / 1e6 / stats.seconds;
+  const machine1 = machineBusySeconds();
+  if (machine0 !== null && machine1 !== null && stats.serverCores !== null) {
+    stats.otherCores = Math.max(0, (machine1 - machine0) / stats.seconds - stats.serverCores - stats.clientCores - (stats.dbCores ?? 0));
+  }
   return stats;
 }

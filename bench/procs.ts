@@ -122,3 +122,33 @@ export async function waitIdle(c: Child, opts: { windowMs?: number; idleCores?: 
     if ((performance.now() - started) / 1000 > (opts.maxSeconds ?? 900)) throw new Error(`${c.name} still busy after ${opts.maxSeconds ?? 900} s without requests`);
   }
 }
+
+/** Cores a freshly started process uses over `ms` with no requests (its floor, e.g. a profiler's sampling). */
+export async function idleUse(c: Child, ms = 1500): Promise<number> {
+  const pid = c.proc.pid;
+  const cpu0 = pid ? processCpuSeconds(pid) : null;
+  const from = performance.now();
+  await new Promise((r) => setTimeout(r, ms));
+  const cpu1 = pid ? processCpuSeconds(pid) : null;
+  return cpu0 === null || cpu1 === null ? 0 : Math.max(0, (cpu1 - cpu0) / ((performance.now() - from) / 1000));
+}
+
+/**
+ * Waits until the process's log holds `count` lines matching `pattern` (e.g. each node:cluster worker's "listening"),
+ * so no load starts while some workers cannot take connections yet.
+ */
+export async function waitLogged(c: Child, pattern: RegExp, count: number, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let text = '';
+    try {
+      text = fs.readFileSync(c.logFile, 'utf8');
+    } catch {
+      /* not written yet */
+    }
+    if (text.split('\n').filter((l) => pattern.test(l)).length >= count) return;
+    if (c.proc.exitCode !== null) throw new Error(`${c.name} exited during start-up:\n${logTail(c)}`);
+    if (Date.now() > deadline) throw new Error(`${c.name}: ${count} lines matching ${pattern} not logged in ${timeoutMs} ms:\n${logTail(c)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

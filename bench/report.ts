@@ -50,7 +50,9 @@ export function detailLines(rows: Row[]): string[] {
     const svcStats = d?.service ?? d?.rest;
     if (svcStats && 'p50' in svcStats && r.unit !== 'ms p50') {
       const other = d?.baseline ?? d?.graphql;
-      const cpu = (x: Stats) => (typeof x.serverCores === 'number' ? `, server ${x.serverCores.toFixed(2)} / client ${x.clientCores?.toFixed(2)} cores` : '');
+      const cpu = (x: Stats) => (typeof x.serverCores === 'number'
+        ? `, server ${x.serverCores.toFixed(2)} / client ${x.clientCores?.toFixed(2)}${typeof x.dbCores === 'number' ? ` / postgres ${x.dbCores.toFixed(2)}` : ''}` +
+          `${typeof x.otherCores === 'number' ? ` / rest of machine ${x.otherCores.toFixed(2)}` : ''} cores` : '');
       lines.push(`  ${r.id}: service p50/p90/p95/p99 ${fmt(svcStats.p50)}/${fmt(svcStats.p90)}/${fmt(svcStats.p95)}/${fmt(svcStats.p99)} ms over ${svcStats.requests} requests${cpu(svcStats)}` +
         (other ? `; ${r.baselineLabel ?? 'baseline'} ${fmt(other.p50)}/${fmt(other.p90)}/${fmt(other.p95)}/${fmt(other.p99)} ms over ${other.requests}${cpu(other)}` : ''));
     } else if (svcStats && r.unit === 'ms p50') {
@@ -58,4 +60,21 @@ export function detailLines(rows: Row[]): string[] {
     }
   }
   return lines;
+}
+
+/** The same workload on both engines, one line each, when a run measured both (service figures; baselines are above). */
+const ENGINE_PAIRS: Array<[string, string, string]> = [
+  ['4', 'PG4', 'batch create into an empty table'], ['1', 'PG1', 'list, 16 connections'],
+  ['2', 'PG2', 'eq on indexed text, page 1 + total'], ['T4a', 'PG3', 'keyword search, rare term'],
+];
+export function engineLines(rows: Row[]): string[] {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const lines: string[] = [];
+  for (const [sqlite, pg, what] of ENGINE_PAIRS) {
+    const a = byId.get(sqlite);
+    const b = byId.get(pg);
+    if (!a || !b || Number.isNaN(a.service) || Number.isNaN(b.service)) continue;
+    lines.push(`  ${what} (${sqlite} / ${pg}): SQLite ${fmt(a.service, a.unit)}, PostgreSQL ${fmt(b.service, b.unit)} (${(b.service / a.service).toFixed(2)}x)`);
+  }
+  return lines.length ? ['SQLite and PostgreSQL side by side (the service on each; each engine\'s baseline is in the table):', ...lines] : [];
 }

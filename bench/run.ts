@@ -1,22 +1,35 @@
-// `npm run bench`: the v1 records API benchmark, the real service against a raw baseline in one run, figures beside targets.
-// Seeds data through the service's batch endpoint, measures each workload on the service and on bench/baseline-server.ts
-// in alternating slices, prints workload | service | baseline | ratio | target | result, writes bench/results/latest.json.
+// `npm run bench`: the records API benchmark, the real service against a raw baseline in one run, figures beside
+// targets, on SQLite and on PostgreSQL side by side. Seeds data through the service's batch endpoint, measures each
+// workload on the service and on its engine's raw baseline in alternating slices, prints workload | service | baseline |
+// ratio | target | result (then the two engines' figures side by side), writes bench/results/latest.json.
 //
-// Workloads: 1-5 the v1 records API (list, filters, sort, batch create, REST vs GraphQL); T1-T4 OAuth and the Open API
-// (bench/open-api.ts, bench/token-verify.ts): token endpoint, Open API list, token verification in process, keyword
-// search; W1-W2 workflows (bench/workflows.ts): runs per second, write latency with a workflow; S the start time of the
-// built server (bench/start-time.ts); P the Python runtime (bench/python-runtime.ts, a separate process at the end).
+// SQLite workloads (baseline bench/baseline-server.ts, node:http + better-sqlite3): 1-5 the v1 records API (list,
+// filters, sort, batch create, REST vs GraphQL); T1-T4 OAuth and the Open API (bench/open-api.ts,
+// bench/token-verify.ts): token endpoint, Open API list, token verification in process, keyword search; W1-W2 workflows
+// (bench/workflows.ts); S the start time of the built server (bench/start-time.ts); P the Python runtime
+// (bench/python-runtime.ts, a separate process at the end).
+// PostgreSQL workloads (bench/postgres.ts, bench/pg-workloads.ts; baseline bench/pg-baseline-server.ts, node:http + pg
+// running the same SQL): PG1 list, PG2 indexed eq filter on the 1M table, PG3 keyword search, PG4 batch create; PGW the
+// list's throughput with WORKERS=1, 2 and 4, and PGWF the same for an eq-filtered list (light on the database), with the
+// service's, the load generator's and PostgreSQL's CPU beside each. They run on
+// BENCH_POSTGRES_URL's server, or on a throwaway cluster (test/postgres-cluster.ts) when PostgreSQL's binaries are
+// installed, else they are skipped; the 1M table is seeded partly in SQL (see bench/postgres.ts).
 //
 // Environment:
 //   BENCH_SCALE    1 (default) = 100,000-record list table, 1,000,000-record filter table, 8 s per side of each
-//                  throughput comparison (about 6-10 minutes in all, mostly seeding the 1M table through the API);
-//                  0.01 = a smoke run (2,000 / 10,000 records, 1 s per side) that takes about a minute.
-//   BENCH_ONLY     comma list of workloads to run (e.g. "1,5" or "T1,T3,W2"; "P" the Python runtime); seeding skips the 1M table when 2, 3
-//                  and T4 are out, the list table when 1, 4, 5 and T2 are.
+//                  throughput comparison (about 6-10 minutes per engine, mostly seeding the 1M tables);
+//                  0.01 = a smoke run (2,000 / 10,000 records, 1 s per side) that takes a minute or two.
+//   BENCH_ENGINE   sqlite | postgres | both (default): which parts run (S and P belong to the SQLite part).
+//   BENCH_ONLY     comma list of workloads to run (e.g. "1,5", "T1,T3,W2", "PG1,PGW"; "P" the Python runtime); seeding
+//                  skips the 1M table when 2, 3 and T4 (PG2, PG3) are out, the list table when 1, 4, 5 and T2 (PG1,
+//                  PG4, PGW) are.
+//   BENCH_POSTGRES_URL  a PostgreSQL server (postgres://user@host:port/db) to use instead of a throwaway cluster; the
+//                  bench creates and drops a database of its own on it (needs CREATEDB and the pg_trgm extension).
+//   BENCH_PG_API_SEED  records of the PostgreSQL 1M table written through the API (default 200,000 x scale), the rest in SQL.
 //   BENCH_PROFILE  1 = run the service under `node --cpu-prof` and print its hottest functions per workload at the end.
 //   BENCH_SECONDS  length of each throughput run (service and baseline each), overriding the scaled default.
 //   BENCH_SERVICE_DIR  another checkout to run the service from (its own node_modules or a link to these).
-//   BENCH_KEEP     1 = keep the temporary data directory (its path is printed).
+//   BENCH_KEEP     1 = keep the temporary data directory (its path is printed), and the database on BENCH_POSTGRES_URL.
 //   BENCH_STRICT   1 = exit 1 when a target is missed (for CI); by default a miss is reported, not an error.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -24,12 +37,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { codeValue, DISTINCT, regionValue } from './data.js';
-import { alternate, BATCH, createTableIn, log, sameAnswer, seed, timed, warm, windows } from './harness.js';
-import { makeTarget, processCpuSeconds, sendJson, type Req, type Stats } from './http-load.js';
+import { alternate, BATCH, createTableIn, log, sameAnswer, seed, timed, warm } from './harness.js';
+import { makeTarget, sendJson, type Req } from './http-load.js';
 import { createBenchApp, issueToken, keywordSearch, openList, tokenEndpoint, type BenchApp, type OpenCtx } from './open-api.js';
-import { installExitHandlers, killAll, start, stop, waitHealthy, waitIdle, type Child } from './procs.js';
-import { printProfile, readProfile, summarizeProfile } from './profile.js';
-import { detailLines, fmt, table, type Row } from './report.js';
+import { postgresWanted, runPostgres } from './postgres.js';
+import { idleUse, installExitHandlers, killAll, start, stop, waitHealthy, waitIdle, type Child } from './procs.js';
+import { fmt, type Row } from './report.js';
+import { finish } from './results.js';
+import {
+  ADMIN, BIG_RECORDS, CONNECTIONS, enc, ENGINES, eqFilter, KEEP, LATENCY_SECONDS, LIST_PAGES, LIST_RECORDS, listPath, ONLY, PAGE_SIZE, PROFILE, ROOT,
+  SCALE, SEED_BIG, SEED_LIST, SERVICE_DIR, SLOW_SECONDS, THROUGHPUT_SECONDS, VERIFY_DISTINCT, VERIFY_REUSE_CALLS, WORKFLOW_RECORDS,
+} from './settings.js';
 import { fieldMeta, queryPlans } from './sql.js';
 import { startTime } from './start-time.js';
 import { tokenVerification } from './token-verify.js';
@@ -42,76 +60,22 @@ if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
   process.exit(0);
 }
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-// The checkout whose src/main.ts is benchmarked: this one unless BENCH_SERVICE_DIR names another (e.g. to compare commits).
-const SERVICE_DIR = path.resolve(process.env.BENCH_SERVICE_DIR ?? ROOT);
-const RESULTS = path.join(ROOT, 'bench', 'results');
-const SCALE = Number(process.env.BENCH_SCALE ?? 1);
-if (!(SCALE > 0)) throw new Error(`BENCH_SCALE must be a positive number, got ${process.env.BENCH_SCALE}`);
-const ALL_WORKLOADS = '1,2,3,4,5,T1,T2,T3,T4,W1,W2,S,P';
-const ONLY = new Set((process.env.BENCH_ONLY ?? ALL_WORKLOADS).split(',').map((s) => s.trim().toUpperCase()).filter(Boolean));
-const PROFILE = process.env.BENCH_PROFILE === '1';
-const KEEP = process.env.BENCH_KEEP === '1';
-
-const PAGE_SIZE = 100;
-const CONNECTIONS = 16;
-// Record counts shrink with the scale, but never below what makes a workload meaningful (a few pages, a few batches).
-const LIST_RECORDS = Math.max(2_000, Math.round(100_000 * SCALE));
-const BIG_RECORDS = Math.max(10_000, Math.round(1_000_000 * SCALE));
-const LIST_PAGES = Math.min(50, Math.ceil(LIST_RECORDS / PAGE_SIZE));
-// Time bounds: full length at scale 1, one second floor for smoke runs.
-const THROUGHPUT_SECONDS = Number(process.env.BENCH_SECONDS ?? 0) || Math.min(8, Math.max(1, 8 * SCALE));
-const LATENCY_SECONDS = Math.min(6, Math.max(1, 6 * SCALE));
-const SLOW_SECONDS = Math.min(10, Math.max(2, 10 * SCALE));
-// Issue 3 and 4 workloads: in-process token checks, workflow runs.
-const VERIFY_REUSE_CALLS = Math.max(10_000, Math.round(100_000 * Math.min(1, SCALE * 10)));
-const VERIFY_DISTINCT = Math.max(400, Math.round(2_000 * Math.min(1, SCALE * 10)));
-const WORKFLOW_RECORDS = Math.max(1_000, Math.round(5_000 * Math.min(1, SCALE * 10)));
-
-const ADMIN = { email: 'bench@bench.local', password: 'bench-password-1' };
-const SEED_LIST = 1;
-const SEED_BIG = 2;
-
-const enc = (v: unknown) => encodeURIComponent(JSON.stringify(v));
-
-const listPath = (tableId: string, page: number, extra = '') => `/api/v1/tables/${tableId}/records?page=${page}&page_size=${PAGE_SIZE}${extra}`;
-const eqFilter = (field: string, value: unknown) => ({ conjunction: 'and', conditions: [{ field, operator: 'eq', value }] });
+const SQLITE_WORKLOADS = ['1', '2', '3', '4', '5', 'T1', 'T2', 'T3', 'T4', 'W1', 'W2'];
 
 const GRAPHQL_LIST = 'query Records($tableId: ID!, $page: Int, $pageSize: Int) { records(tableId: $tableId, page: $page, pageSize: $pageSize) { items { id fields createdAt updatedAt } total page pageSize } }';
 const graphqlList = (tableId: string, page: number): Req => ({
   method: 'POST', path: '/graphql', body: JSON.stringify({ query: GRAPHQL_LIST, variables: { tableId, page, pageSize: PAGE_SIZE } }),
 });
 
-/** Cores a freshly started process uses over `ms` with no requests (its floor, e.g. a profiler's sampling). */
-async function idleUse(c: Child, ms = 1500): Promise<number> {
-  const pid = c.proc.pid;
-  const cpu0 = pid ? processCpuSeconds(pid) : null;
-  const from = performance.now();
-  await new Promise((r) => setTimeout(r, ms));
-  const cpu1 = pid ? processCpuSeconds(pid) : null;
-  return cpu0 === null || cpu1 === null ? 0 : Math.max(0, (cpu1 - cpu0) / ((performance.now() - from) / 1000));
-}
-
-async function main() {
-  installExitHandlers();
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'table-bench-'));
+/** The SQLite part: the service on a SQLite file against bench/baseline-server.ts (workloads 1-5, T1-T4, W1-W2). */
+async function runSqlite(tmp: string, rows: Row[], problems: string[], profileDirs: string[]) {
   const dataDir = path.join(tmp, 'data');
   fs.mkdirSync(dataDir);
   const dbFile = path.join(dataDir, 'table-service.db');
   const profileDir = path.join(tmp, 'profile');
-  const rows: Row[] = [];
-  const problems: string[] = [];
+  profileDirs.push(profileDir);
   let service: Child | undefined;
   let baseline: Child | undefined;
-  const runStarted = Date.now();
-
-  log(`table-service bench: scale ${SCALE}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), node ${process.version}`);
-  log(`  list table ${LIST_RECORDS.toLocaleString('en-US')} records (pages 1..${LIST_PAGES} of ${PAGE_SIZE}), filter table ${BIG_RECORDS.toLocaleString('en-US')} records, ${CONNECTIONS} connections, ${THROUGHPUT_SECONDS} s per throughput run`);
-  log(`  data in ${tmp}${SERVICE_DIR !== ROOT ? `; service from ${SERVICE_DIR}` : ''}`);
-  // Other programs on the machine (a test run, a build) skew every figure; say so rather than print clean-looking numbers.
-  const loadBefore = os.loadavg()[0];
-  if (loadBefore > 0.5) log(`  WARNING: load average ${loadBefore.toFixed(2)} before the bench started: other work is running, figures will be noisy`);
-
   try {
     service = await start('service', {
       cwd: SERVICE_DIR, script: 'src/main.ts', logDir: tmp,
@@ -330,61 +294,47 @@ async function main() {
     if (service) await stop(service).catch(() => undefined);
   }
 
-  if (ONLY.has('S')) {
+}
+
+async function main() {
+  installExitHandlers();
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'table-bench-'));
+  const rows: Row[] = [];
+  const problems: string[] = [];
+  const profileDirs: string[] = [];
+  const runStarted = Date.now();
+
+  log(`table-service bench: scale ${SCALE}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, engines ${Object.entries(ENGINES).filter(([, on]) => on).map(([e]) => e).join(' + ')}`);
+  log(`  list table ${LIST_RECORDS.toLocaleString('en-US')} records (pages 1..${LIST_PAGES} of ${PAGE_SIZE}), filter table ${BIG_RECORDS.toLocaleString('en-US')} records, ${CONNECTIONS} connections, ${THROUGHPUT_SECONDS} s per throughput run`);
+  log(`  data in ${tmp}${SERVICE_DIR !== ROOT ? `; service from ${SERVICE_DIR}` : ''}`);
+  // Other programs on the machine (a test run, a build) skew every figure; say so rather than print clean-looking numbers.
+  const loadBefore = os.loadavg()[0];
+  if (loadBefore > 0.5) log(`  WARNING: load average ${loadBefore.toFixed(2)} before the bench started: other work is running, figures will be noisy`);
+
+  if (ENGINES.sqlite && SQLITE_WORKLOADS.some((w) => ONLY.has(w))) await runSqlite(tmp, rows, problems, profileDirs);
+  if (postgresWanted()) await runPostgres({ tmp, rows, problems, profileDirs });
+  if (ENGINES.sqlite && ONLY.has('S')) {
     log('\nS: start time of the built server');
     await startTime(ROOT, rows).catch((e: Error) => problems.push(`S could not run: ${e.message}`));
   }
 
-  log('');
-  log(table(rows));
-  for (const line of detailLines(rows)) log(line);
-  for (const p of problems) log(`PROBLEM: ${p}`);
-
-  const profile: Record<string, ReturnType<typeof summarizeProfile>> = {};
-  if (PROFILE) {
-    const file = fs.existsSync(profileDir) ? fs.readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile')) : undefined;
-    if (file) {
-      fs.mkdirSync(RESULTS, { recursive: true });
-      fs.copyFileSync(path.join(profileDir, file), path.join(RESULTS, 'service.cpuprofile'));
-      const prof = readProfile(path.join(profileDir, file));
-      for (const [label, w] of windows) {
-        profile[label] = summarizeProfile(prof, 15, SERVICE_DIR, w);
-        log('');
-        log(printProfile(profile[label], `service profile, ${label}`));
-      }
-      log(`\n(whole-run profile: bench/results/service.cpuprofile, open in Chrome DevTools)`);
-    } else log('PROBLEM: no CPU profile was written by the service');
-  }
-
-  fs.mkdirSync(RESULTS, { recursive: true });
-  const out = {
-    startedAt: new Date(runStarted).toISOString(),
-    seconds: (Date.now() - runStarted) / 1000,
-    scale: SCALE,
-    loadAverage: { before: loadBefore, after: os.loadavg()[0] },
-    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, platform: `${os.platform()} ${os.release()}` },
+  const ok = finish({
+    rows, problems, runStarted, loadBefore, profileDirs,
     setup: {
       listRecords: LIST_RECORDS, bigRecords: BIG_RECORDS, pageSize: PAGE_SIZE, listPages: LIST_PAGES, connections: CONNECTIONS, batch: BATCH, throughputSeconds: THROUGHPUT_SECONDS,
       latencySeconds: LATENCY_SECONDS, slowSeconds: SLOW_SECONDS, verifyReuseCalls: VERIFY_REUSE_CALLS, verifyDistinct: VERIFY_DISTINCT, workflowRecords: WORKFLOW_RECORDS,
-      only: [...ONLY], serviceDir: SERVICE_DIR !== ROOT ? SERVICE_DIR : undefined,
+      only: [...ONLY], engines: ENGINES, serviceDir: SERVICE_DIR !== ROOT ? SERVICE_DIR : undefined,
     },
-    rows,
-    problems,
-    profile: PROFILE ? profile : undefined,
-  };
-  fs.writeFileSync(path.join(RESULTS, 'latest.json'), JSON.stringify(out, null, 2) + '\n');
-  // The bench itself keeps about 1.3 cores busy (server + load generator); more than every core means someone else was too.
-  if (os.loadavg()[0] > os.cpus().length) log(`WARNING: load average ${os.loadavg()[0].toFixed(2)} at the end: other work competed for the CPU during the run`);
-  log(`\nresults: ${path.relative(process.cwd(), path.join(RESULTS, 'latest.json'))} (${out.seconds.toFixed(0)} s)`);
+  });
   if (KEEP) log(`data kept in ${tmp}`);
   else fs.rmSync(tmp, { recursive: true, force: true });
-  return rows.every((r) => r.pass) && problems.length === 0;
+  return ok;
 }
 
 main().then(
   (ok) => {
     // Then the Python runtime's own bench (workload "P"), a separate process since it needs no server.
-    if (ONLY.has('P')) {
+    if (ENGINES.sqlite && ONLY.has('P')) {
       const python = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'python-runtime.ts')], { stdio: 'inherit' });
       ok = ok && python.status === 0;
     }
