@@ -29,6 +29,7 @@ export const pgDialect: RecordDialect = {
 
   baseSchema: (baseId) => `"b_${baseId}"`,
   seqColumn: '_seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY',
+  filterIndexTail: ', _seq',
   junctionTableOptions: '',
   insertOrIgnore: (table, rest) => `INSERT INTO ${table} ${rest} ON CONFLICT DO NOTHING`,
   insertOrReplace(table, columns, key, values) {

@@ -34,6 +34,11 @@ export interface RecordDialect extends SqlDialect {
   baseSchema(baseId: string): string | null;
   /** The definition of the record table's `_seq` column: creation order, the primary key, never reused. */
   readonly seqColumn: string;
+  /**
+   * What a field's filter index holds after its column, so an equality filter reads its page in creation order from the
+   * index: nothing on SQLite (an index already ends with the rowid, which `_seq` is), `, _seq` on PostgreSQL.
+   */
+  readonly filterIndexTail: string;
   /** What follows the column list of a junction table's CREATE TABLE (clustered on its primary key where possible). */
   readonly junctionTableOptions: string;
   /** An INSERT (`rest`: `(columns) VALUES ...` or `(columns) SELECT ...`) that skips rows whose key is taken. */

@@ -18,6 +18,7 @@ export const sqliteDialect: RecordDialect = {
 
   baseSchema: () => null,
   seqColumn: '_seq INTEGER PRIMARY KEY AUTOINCREMENT',
+  filterIndexTail: '',
   junctionTableOptions: ' WITHOUT ROWID',
   insertOrIgnore: (table, rest) => `INSERT OR IGNORE INTO ${table} ${rest}`,
   insertOrReplace: (table, columns, _key, values) => `INSERT OR REPLACE INTO ${table} (${columns.join(', ')}) VALUES (${values.join(', ')})`,

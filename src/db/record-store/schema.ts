@@ -19,7 +19,7 @@ export function schemaChanges({ client, dialect: d }: StoreContext) {
     const prefix = await client.tablePrefix(tableId);
     if (on) {
       const rt = recordTable(tableId, prefix);
-      await client.exec(`CREATE INDEX IF NOT EXISTS ${indexName(field.id)} ON ${rt} (${column(field.id)})`);
+      await client.exec(`CREATE INDEX IF NOT EXISTS ${indexName(field.id)} ON ${rt} (${column(field.id)}${d.filterIndexTail})`);
       if (type.sortTerms) {
         for (const dir of ['asc', 'desc'] as const) {
           await client.exec(`CREATE INDEX IF NOT EXISTS ${sortIndexName(field.id, dir)} ON ${rt} (${sortTermsOf(type, column(field.id), dir, d)}, _seq)`);
