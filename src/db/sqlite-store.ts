@@ -26,7 +26,28 @@ function connect(file: string, opts: { readonly: boolean; synchronous: 'NORMAL' 
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('cache_size = -65536'); // 64 MiB page cache: list scans of large tables stay in memory
-  return sqlite;
+  // The store's own statements (with modes of their own) are compiled apart from the shared cache.
+  return { sqlite, compile: cacheStatements(sqlite) };
+}
+
+/**
+ * Makes the connection keep its compiled statements by their text: drizzle prepares a query every time it runs, and
+ * compiling is most of a small query's cost. A cached statement is handed out in its default mode (drizzle switches
+ * some to raw rows). Bounded, like the record store's own cache.
+ */
+function cacheStatements(sqlite: Database.Database): Database.Database['prepare'] {
+  const compile = sqlite.prepare.bind(sqlite);
+  const statements = new Map<string, Database.Statement>();
+  sqlite.prepare = ((source: string) => {
+    let statement = statements.get(source);
+    if (!statement) {
+      if (statements.size >= 2000) statements.clear();
+      statement = compile(source);
+      statements.set(source, statement);
+    } else if (statement.reader) statement.raw(false);
+    return statement;
+  }) as typeof sqlite.prepare;
+  return compile;
 }
 
 /** Hands the write connection to one transaction at a time, in arrival order. */
@@ -66,10 +87,10 @@ export type SqliteStore = Store & {
 
 export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NORMAL' | 'FULL' } = {}): SqliteStore {
   const synchronous = opts.synchronous ?? 'NORMAL';
-  const writer = connect(databaseFile, { readonly: false, synchronous });
+  const { sqlite: writer, compile } = connect(databaseFile, { readonly: false, synchronous });
   const writeDb = drizzle(writer, { schema });
   migrate(writeDb, { migrationsFolder: MIGRATIONS });
-  const reader = connect(databaseFile, { readonly: true, synchronous });
+  const { sqlite: reader } = connect(databaseFile, { readonly: true, synchronous });
   const readDb = drizzle(reader, { schema });
 
   const forgetAll = () => {
@@ -79,7 +100,10 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
   const writeRecords = createSqliteRecordStore(writer, forgetAll);
   const readRecords = createSqliteRecordStore(reader, forgetAll);
   const lock = createWriteLock();
-  const dataVersion = writer.prepare('PRAGMA data_version').pluck();
+  const dataVersion = compile('PRAGMA data_version').pluck();
+  const begin = compile('BEGIN IMMEDIATE');
+  const commit = compile('COMMIT');
+  const rollback = compile('ROLLBACK');
 
   async function transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T> {
     await lock.acquire();
@@ -89,13 +113,13 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
     };
     try {
       // IMMEDIATE takes the file's write lock at once, so another process's writer never deadlocks on a lock upgrade.
-      writer.exec('BEGIN IMMEDIATE');
+      begin.run();
       let result: T;
       try {
         result = await work(tx);
-        writer.exec('COMMIT');
+        commit.run();
       } catch (e) {
-        if (writer.inTransaction) writer.exec('ROLLBACK');
+        if (writer.inTransaction) rollback.run();
         throw e;
       }
       for (const callback of committed) callback();
