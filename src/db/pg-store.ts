@@ -68,12 +68,15 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
     const client = await pool.connect();
     const committed: Array<() => void> = [];
     const topics = new Set<Topic>();
+    const txDb = drizzle(client, { schema: pgSchema }) as unknown as Db;
     const tx: UnitOfWork = {
-      db: drizzle(client, { schema: pgSchema }) as unknown as Db,
+      db: txDb,
       records: createPgRecordStore(client, prefixOf(client)),
       inTransaction: true,
       afterCommit: (callback) => void committed.push(callback),
       announce: (topic) => void topics.add(topic),
+      // A transaction's connection is borrowed for it alone: nothing to keep a prepared query on.
+      prepared: (build) => build(txDb),
     };
     try {
       await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
@@ -103,6 +106,14 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
     inTransaction: false,
     afterCommit: (callback) => callback(),
     // Outside a transaction nothing is written, so there is nothing to announce.
+    prepared: (() => {
+      const cache = new Map<unknown, unknown>();
+      return <Q>(build: (db: Db) => Q): Q => {
+        let q = cache.get(build) as Q | undefined;
+        if (q === undefined) cache.set(build, (q = build(db)));
+        return q;
+      };
+    })(),
     announce: () => {},
     onAnnouncement(topic, heard) {
       listeners.set(topic, [...(listeners.get(topic) ?? []), heard]);

@@ -9,7 +9,7 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { projectPath } from '../project-root.js';
 import * as schema from './schema.js';
 import { createSqliteRecordStore } from './sqlite-record-store.js';
-import type { SecretName, Store, UnitOfWork } from './store.js';
+import type { Db, SecretName, Store, UnitOfWork } from './store.js';
 
 const MIGRATIONS = projectPath('src', 'db', 'migrations');
 /** The database file in DATA_DIR. */
@@ -100,6 +100,16 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
   const writeRecords = createSqliteRecordStore(writer, forgetAll);
   const readRecords = createSqliteRecordStore(reader, forgetAll);
   const lock = createWriteLock();
+  // Prepared drizzle queries per connection, keyed by the function that builds them (UnitOfWork.prepared).
+  const preparedOn = (db: Db) => {
+    const cache = new Map<unknown, unknown>();
+    return <Q>(build: (db: Db) => Q): Q => {
+      let q = cache.get(build) as Q | undefined;
+      if (q === undefined) cache.set(build, (q = build(db)));
+      return q;
+    };
+  };
+  const preparedForWrites = preparedOn(writeDb);
   const dataVersion = compile('PRAGMA data_version').pluck();
   const begin = compile('BEGIN IMMEDIATE');
   const commit = compile('COMMIT');
@@ -110,6 +120,7 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
     const committed: Array<() => void> = [];
     const tx: UnitOfWork = {
       db: writeDb, records: writeRecords.records, inTransaction: true, afterCommit: (callback) => void committed.push(callback), announce: () => {},
+      prepared: preparedForWrites,
     };
     try {
       // IMMEDIATE takes the file's write lock at once, so another process's writer never deadlocks on a lock upgrade.
@@ -141,6 +152,7 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
     // One process serves a SQLite file: there is no one to tell, and no one to hear from.
     announce: () => {},
     onAnnouncement: () => {},
+    prepared: preparedOn(readDb),
     transaction,
     claimQueuedRun(startedAt, leaseUntil) {
       const runs = schema.workflowRuns;

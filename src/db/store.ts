@@ -36,6 +36,11 @@ export interface UnitOfWork {
    * code that made the change.
    */
   announce(topic: Topic): void;
+  /**
+   * The query `build` makes, prepared once per connection where the engine keeps connections (SQLite), or built now:
+   * `build` must be one function kept by the caller (it is the cache key), making a drizzle `.prepare()`d query.
+   */
+  prepared<Q>(build: (db: Db) => Q): Q;
 }
 
 /** What the processes over one database keep copies of, and announce changes to. */

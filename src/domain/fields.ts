@@ -1,6 +1,6 @@
 // Fields of a table: create, change (rename, retype with value conversion, options, required, index) and delete.
 import { and, asc, count, eq, max, sql } from 'drizzle-orm';
-import { first, type UnitOfWork } from '../db/store.js';
+import { first, type Db, type UnitOfWork } from '../db/store.js';
 import { conflict, invalidField, notFound } from '../errors.js';
 import { FIELD_TYPE_NAMES, ValueError, type FieldDef, type ValueContext } from '../fields/field-type.js';
 import { fieldType, isFieldTypeName } from '../fields/registry.js';
@@ -46,8 +46,10 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
     uow.afterCommit(invalidate);
     uow.announce('schema');
   }
+  // The same query for reads inside transactions, prepared once per connection (every record write reads the fields).
+  const fieldsOfTableIn = (db: Db) => db.select().from(fields).where(eq(fields.tableId, sql.placeholder('tableId'))).orderBy(asc(fields.position)).prepare();
   async function loadFields(uow: UnitOfWork, tableId: string): Promise<FieldDef[]> {
-    if (uow.inTransaction) return (await uow.db.select().from(fields).where(eq(fields.tableId, tableId)).orderBy(asc(fields.position))) as FieldDef[];
+    if (uow.inTransaction) return (await uow.prepared(fieldsOfTableIn).execute({ tableId })) as FieldDef[];
     const version = store.externalVersion();
     if (version !== seenVersion) {
       invalidate();

@@ -1,6 +1,6 @@
 // Tables of a base: each is a real SQL table created and dropped with its metadata.
 import { asc, count, eq, inArray, sql } from 'drizzle-orm';
-import { first, type UnitOfWork } from '../db/store.js';
+import { first, type Db, type UnitOfWork } from '../db/store.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { newId, nowIso } from '../ids.js';
 import type { Access } from './access.js';
@@ -27,10 +27,10 @@ export function createTableService(deps: Deps, access: Access, bases: BaseServic
 
   // Prepared once: every record operation loads its table (outside transactions; inside, the transaction reads).
   const byId = store.db.select().from(tables).where(eq(tables.id, sql.placeholder('id'))).prepare();
+  // Prepared once per connection (every record write loads its table inside its transaction).
+  const tableById = (db: Db) => db.select().from(tables).where(eq(tables.id, sql.placeholder('id'))).prepare();
   async function load(uow: UnitOfWork, id: string): Promise<Table> {
-    const row = uow.inTransaction
-      ? await first(uow.db.select().from(tables).where(eq(tables.id, id)).limit(1))
-      : (await byId.execute({ id }))[0];
+    const row = uow.inTransaction ? (await uow.prepared(tableById).execute({ id }))[0] : (await byId.execute({ id }))[0];
     if (!row) throw notFound(`Table ${id} not found`);
     return row;
   }

@@ -2,7 +2,7 @@
 // as the workflow (an editor of its table's base), and records each step. A run left `running` by a crash is marked
 // failed at the next start.
 import { and, count, eq, inArray, sql } from 'drizzle-orm';
-import { first, type ClaimedRun, type Store } from '../db/store.js';
+import { first, type ClaimedRun, type Db, type Store } from '../db/store.js';
 import { AppError } from '../errors.js';
 import { BlockedError, type GuardedFetch } from '../net/ssrf-guard.js';
 import { nowIso } from '../ids.js';
@@ -50,9 +50,14 @@ export function createWorkflowRunner(opts: {
   /** Takes the oldest queued run (queue order) and marks it running, in one transaction; undefined when none is queued. */
   const claim = () => store.claimQueuedRun(nowIso(), leaseUntil(leaseMs));
 
+  // Prepared once per connection: every run ends with it.
+  const finishRun = (db: Db) => db.update(workflowRuns).set({
+    status: sql`${sql.placeholder('status')}`, finishedAt: sql`${sql.placeholder('finishedAt')}`, error: sql`${sql.placeholder('error')}`,
+    steps: sql`${sql.placeholder('steps')}`, leaseUntil: null,
+  }).where(eq(workflowRuns.id, sql.placeholder('id'))).prepare();
   async function finish(runId: string, status: 'success' | 'failed', error: string | null, steps: RunStep[]) {
     await store.transaction(async (tx) => {
-      await tx.db.update(workflowRuns).set({ status, finishedAt: nowIso(), error, steps, leaseUntil: null }).where(eq(workflowRuns.id, runId));
+      await tx.prepared(finishRun).execute({ status, finishedAt: nowIso(), error, steps: JSON.stringify(steps), id: runId });
     });
   }
 

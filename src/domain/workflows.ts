@@ -1,6 +1,6 @@
 // Workflow definitions (contract section 5): validation when saved, triggers fired inside record writes, manual runs and logs.
 import { asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
-import { coalesced, first, type Schema, type UnitOfWork } from '../db/store.js';
+import { coalesced, first, type Db, type Schema, type UnitOfWork } from '../db/store.js';
 import { AppError, conflict, invalidField, notFound } from '../errors.js';
 import { ValueError, type FieldDef } from '../fields/field-type.js';
 import { fieldType } from '../fields/registry.js';
@@ -245,15 +245,19 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
   }
 
   /** Queues runs (one per record) in the caller's transaction; past the chain depth they are recorded as failed with loop_limit. */
+  // One prepared insert per connection, run once per queued run: a batch of 1,000 writes queues 1,000 runs.
+  const p = (name: string) => sql`${sql.placeholder(name)}`;
+  const insertRun = (db: Db) => db.insert(workflowRuns).values({ id: p('id'), workflowId: p('workflowId'), tableId: p('tableId'), recordId: p('recordId'),
+    triggerType: p('triggerType'), depth: p('depth'), queuedAt: p('queuedAt'), status: p('status'), finishedAt: p('finishedAt'), error: p('error'), steps: sql`'[]'` }).prepare();
   async function enqueue(tx: UnitOfWork, w: Workflow, recordIds: string[], triggerType: string, depth: number): Promise<string[]> {
     const now = nowIso();
     const outcome = depth > MAX_CHAIN_DEPTH
       ? { status: 'failed' as const, finishedAt: now, error: `loop_limit: workflow-caused changes chained deeper than ${MAX_CHAIN_DEPTH}` }
       : { status: 'queued' as const };
-    const rows = recordIds.map((recordId) => ({ id: newId('run'), workflowId: w.id, tableId: w.tableId, recordId, triggerType, depth, queuedAt: now, steps: [], ...outcome }));
-    // In slices, so one statement stays well under every engine's limit on parameters.
-    for (let i = 0; i < rows.length; i += 500) await tx.db.insert(workflowRuns).values(rows.slice(i, i + 500));
-    return rows.map((r) => r.id);
+    const ended = outcome.status === 'failed' ? outcome : { finishedAt: null, error: null }, ids = recordIds.map(() => newId('run'));
+    const run = { workflowId: w.id, tableId: w.tableId, triggerType, depth, queuedAt: now, status: outcome.status, finishedAt: ended.finishedAt, error: ended.error };
+    for (const [i, recordId] of recordIds.entries()) await tx.prepared(insertRun).execute({ ...run, id: ids[i], recordId });
+    return ids;
   }
 
   /** A watched field really changed: compares values before and after by their JSON form. */
