@@ -7,10 +7,11 @@
 // service's trigram index) and the OAuth token endpoint doing the same work as the service's (secret hash compare,
 // EdDSA JWT signing with jose, one INSERT), for the OAuth/Open API workloads T1, T2 and T4.
 import http from 'node:http';
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { generateKeyPair, SignJWT } from 'jose';
 import { columnFields, fromStored, getManySql, insertSql, likeSearchSql, listSql, searchInsertSql, toStored, type FieldMeta } from './sql.js';
+import { newId } from '../src/ids.js';
 
 const DB = process.env.BASELINE_DB!;
 const SCRATCH = process.env.BASELINE_SCRATCH_DB!;
@@ -185,13 +186,6 @@ function list(tableId: string, url: URL) {
   return { code: 0, msg: 'success', data: { items: rows.map((r) => toRecord(fs, cols, r)), total, page, page_size: pageSize } };
 }
 
-const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-function newId(): string {
-  const bytes = randomBytes(16);
-  let out = 'rec';
-  for (let i = 0; i < 16; i++) out += ALPHABET[bytes[i] % 62];
-  return out;
-}
 
 /**
  * Gives the scratch database the service's own DDL for a table: the record table as it stands after its ALTERs,
@@ -224,7 +218,7 @@ function batchCreate(tableId: string, body: { action: string; records: Array<{ f
   const items = scratch.transaction(() => {
     const args: unknown[] = new Array(5 + cols.length);
     for (const rec of body.records) {
-      const id = newId();
+      const id = newId('rec');
       ids.push(id);
       args.fill(null);
       args[0] = id; args[1] = at; args[2] = at;

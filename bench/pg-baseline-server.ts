@@ -5,10 +5,11 @@
 // Serves the v1 record list, batch create (into a copy of the record table in its own schema, `LIKE ... INCLUDING ALL`,
 // so the service's table is never written) and the Open API keyword search (the service's trigram-index SQL).
 import http from 'node:http';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { insertColumns, pgGetManySql, pgInsertSql, pgListSql, pgSearchSql, pgTableMeta, rawRows } from './pg-sql.js';
 import { columnFields, fromStored, toStored, type FieldMeta } from './sql.js';
+import { newId } from '../src/ids.js';
 
 const PORT = Number(process.env.PORT);
 const HOST = process.env.HOST ?? '127.0.0.1';
@@ -82,16 +83,6 @@ async function openSearch(tableId: string, url: URL) {
   };
 }
 
-const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-/** A record id as src/ids.ts makes it: time first (ids append to the id index), then random characters. */
-function newId(): string {
-  let time = '';
-  for (let t = Date.now(), i = 0; i < 8; i++, t = Math.floor(t / 62)) time = ALPHABET[t % 62] + time;
-  const bytes = randomBytes(8);
-  let out = `rec${time}`;
-  for (let i = 0; i < 8; i++) out += ALPHABET[bytes[i] % 62];
-  return out;
-}
 
 /** The scratch copy of a record table: its columns, identity and indexes (`LIKE ... INCLUDING ALL`), made once. */
 const scratchOf = new Map<string, Promise<string>>();
@@ -117,7 +108,7 @@ async function batchCreate(tableId: string, body: { action: string; records: Arr
   const at = new Date().toISOString();
   const ids: string[] = [];
   const tuples = body.records.map((rec) => {
-    const id = newId();
+    const id = newId('rec');
     ids.push(id);
     const args: unknown[] = new Array(width).fill(null);
     args[0] = id; args[1] = at; args[2] = at;

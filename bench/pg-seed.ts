@@ -1,7 +1,6 @@
 // Seeding the PostgreSQL service's tables: through the batch endpoint, and for a big table the part beyond a limit
 // written directly in SQL into the service's own record table (the same records the API would have got, in `_seq`
 // order); then waiting until the service's background search indexer has caught up with every row.
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { record } from './data.js';
 import { BATCH, log, seed } from './harness.js';
@@ -9,17 +8,8 @@ import { machineBusySeconds, treeMeter, type Stats, type Target } from './http-l
 import { baseSchema, insertColumns, pgInsertSql, pgTableMeta } from './pg-sql.js';
 import { fmt } from './report.js';
 import { columnFields, toStored } from './sql.js';
+import { newId } from '../src/ids.js';
 
-const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-/** A record id as src/ids.ts makes it: creation time first, then random characters (not the data's PRNG). */
-function newId(): string {
-  let time = '';
-  for (let t = Date.now(), i = 0; i < 8; i++, t = Math.floor(t / 62)) time = ALPHABET[t % 62] + time;
-  const bytes = randomBytes(8);
-  let out = `rec${time}`;
-  for (let i = 0; i < 8; i++) out += ALPHABET[bytes[i] % 62];
-  return out;
-}
 
 /**
  * Runs a seeding and sets the CPU the server, this process and PostgreSQL used meanwhile on its stats (in cores), as
@@ -87,7 +77,7 @@ export async function seedPg(svc: Target, db: pg.Pool, tableId: string, total: n
         for (let i = 0; i < n; i++) {
           const rec = record(r, s + i, total);
           const row: unknown[] = new Array(width).fill(null);
-          row[0] = newId(); row[1] = at; row[2] = at; row[3] = by; row[4] = by;
+          row[0] = newId('rec'); row[1] = at; row[2] = at; row[3] = by; row[4] = by;
           for (const [name, value] of Object.entries(rec)) {
             const f = byName.get(name)!;
             row[5 + cols.indexOf(f)] = toStored(f, value);
