@@ -27,6 +27,7 @@ import { createWorkflowRunner } from './domain/workflow-runner.js';
 import { startRunUpkeep } from './domain/interrupted-runs.js';
 import { createGuardedFetch } from './net/ssrf-guard.js';
 import { buildOpenApi } from '../rest-adapters/openapi.js';
+import { useCompiledOperations } from './graphql/use-compiled-operations.js';
 import { useHttpStatusExtension } from './graphql/use-http-status-extension.js';
 import { useInternalErrorLog } from './graphql/use-internal-error-log.js';
 import { createPluginServer } from '../plugins-runtime/serve.js';
@@ -105,7 +106,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     landingPage: false,
     // GraphiQL (still on for browser GETs) from our own assets: yoga's default page loads it from a CDN.
     renderGraphiQL: () => docs.renderGraphiQL(),
-    plugins: [useHttpStatusExtension(), useApplicationLimits(), useInternalErrorLog()],
+    plugins: [useCompiledOperations(), useHttpStatusExtension(), useApplicationLimits(), useInternalErrorLog()],
     context: ({ request, requestState }) => contextFor(request, requestState),
     maskedErrors: {
       maskError(error) {

@@ -181,9 +181,9 @@ describeE2E('data pages and the plugin host in a real browser', () => {
     await frame.locator(`li[data-id="${ids.beta}"] button`, { hasText: 'Tagged' }).waitFor();
     expect((await record(ids.beta)).Notes).toBe('tagged');
     expect((await record(ids.alpha)).Notes).toBeNull();
-    // storage.set ran after the update (records:write and storage declared).
-    const stored = await e2e.admin.data('POST', `/api/plugins/${TAGGER}/rpc`, { base_id: baseId, method: 'storage.get', params: { key: 'last-tagged' } }, 200);
-    expect(stored.result).toBe(ids.beta);
+    // storage.set runs after the update (records:write and storage declared), once the button already says Tagged.
+    const lastTagged = async () => (await e2e.admin.data('POST', `/api/plugins/${TAGGER}/rpc`, { base_id: baseId, method: 'storage.get', params: { key: 'last-tagged' } }, 200)).result;
+    await expect.poll(lastTagged, { timeout: 5_000 }).toBe(ids.beta);
     expect(await page.evaluate('window.__changes')).toEqual([
       { tableId, baseId, pluginId: TAGGER, method: 'record.update', recordId: ids.beta },
     ]);
