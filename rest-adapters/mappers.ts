@@ -12,6 +12,7 @@ export const restTable = (t: Obj) => ({
 });
 export const restField = (f: Obj) => ({
   id: f.id, table_id: f.tableId, name: f.name, type: f.type, required: f.required, options: f.options ?? null, config: f.config, indexed: f.indexed,
+  computing: f.computing ?? null,
 });
 export const restRecord = (r: Obj) => ({ id: r.id, fields: r.fields, created_at: r.createdAt, updated_at: r.updatedAt });
 export const restPage = (map: (x: Obj) => unknown) => (p: Obj) => ({ items: p.items.map(map), total: p.total, page: p.page, page_size: p.pageSize });
@@ -22,13 +23,13 @@ export const SELECT = {
   base: 'id name description role createdAt updatedAt',
   member: 'userId email name role createdAt',
   table: 'id baseId name description createdAt updatedAt',
-  field: 'id tableId name type required options config indexed',
+  field: 'id tableId name type required options config indexed computing',
   record: 'id fields createdAt updatedAt',
   page: (item: string) => `items { ${item} } total page pageSize`,
   app: 'id appName clientId callbackUrl allowedBases scopes isActive rateLimitPerMinute writeRateLimitPerMinute createdAt updatedAt',
   openBase: 'id name description createdAt updatedAt',
   openTable: 'id baseId name description createdAt updatedAt',
-  openField: 'id name type required options config',
+  openField: 'id name type required options config computing',
   openRecord: 'id values createdAt updatedAt',
   workflow: 'id name tableId enabled trigger { type config } nodes { id type config } createdAt updatedAt',
   run: 'runId workflowId status triggerType recordId depth queuedAt startedAt finishedAt error steps',
@@ -45,7 +46,7 @@ export const openAudit = (e: Obj) => ({
 });
 export const openBase = (b: Obj) => ({ id: b.id, name: b.name, description: b.description, created_at: b.createdAt, updated_at: b.updatedAt });
 export const openTable = (t: Obj) => ({ id: t.id, base_id: t.baseId, name: t.name, description: t.description, created_at: t.createdAt, updated_at: t.updatedAt });
-export const openField = (f: Obj) => ({ id: f.id, name: f.name, type: f.type, required: f.required, options: f.options ?? null, config: f.config });
+export const openField = (f: Obj) => ({ id: f.id, name: f.name, type: f.type, required: f.required, options: f.options ?? null, config: f.config, computing: f.computing ?? null });
 export const openRecord = (r: Obj) => ({ id: r.id, values: r.values, created_at: r.createdAt, updated_at: r.updatedAt });
 /** An Open API page: `data` is the array and `pagination` says where it sits. */
 export const openPage = (map: (x: Obj) => unknown) => (p: Obj) => ({

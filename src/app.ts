@@ -82,6 +82,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   });
   await runner.start();
   const stopRunUpkeep = startRunUpkeep(store, config.workflowLeaseMs);
+  services.computed.resumeFills();
   services.search.touchAll((await store.db.select({ id: store.schema.tables.id }).from(store.schema.tables)).map((t) => t.id));
 
   async function contextFor(request: Request, requestState: RequestState): Promise<Context> {
@@ -246,6 +247,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       stopRunUpkeep();
       await runner.stop();
       await services.search.stop();
+      await services.computed.stop();
       await store.close();
     },
   };

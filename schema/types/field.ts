@@ -23,8 +23,13 @@ export const Field = builder.objectRef<FieldDef>('Field').implement({
     type: t.expose('type', { type: FieldType }),
     required: t.exposeBoolean('required'),
     options: t.exposeStringList('options', { nullable: true }),
-    config: t.field({ type: 'JSON', resolve: (f) => f.config }),
+    config: t.field({ type: 'JSON', description: 'Type settings; a formula\'s expression shows the current field names', resolve: (f, _a, ctx) => ctx.services.fields.apiConfig(f) }),
     indexed: t.exposeBoolean('indexed'),
+    computing: t.field({
+      type: 'JSON', nullable: true,
+      description: 'A computed field still being computed in the background: {done, total} records; null once every value is current',
+      resolve: (f, _a, ctx) => ctx.services.fields.fillProgress(f),
+    }),
   }),
 });
 const FieldPage = pageOf<FieldDef>('Field', Field);
@@ -39,7 +44,7 @@ export const FieldInput = builder.inputType('FieldInput', {
     type: t.string({ required: false, description: 'A FieldType value, e.g. text or single_select' }),
     required: t.boolean({ required: false }),
     options: t.stringList({ required: false, description: 'Choices of single_select and multi_select' }),
-    config: t.field({ type: 'JSON', required: false, description: 'Type settings: number {precision}, rating {max}, link {table_id}' }),
+    config: t.field({ type: 'JSON', required: false, description: 'Type settings: number {precision}, rating {max}, link {table_id}, formula {expression}, lookup {link_field, field}, rollup {link_field, field, function}, count {link_field}' }),
     indexed: t.boolean({ required: false }),
   }),
 });

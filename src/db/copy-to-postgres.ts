@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import type { FieldDef } from '../fields/field-type.js';
-import { fieldType } from '../fields/registry.js';
+import { typeOfField } from '../fields/registry.js';
 import * as pgSchema from './pg-schema.js';
 import { openPgStore } from './pg-store.js';
 import { createPgRecordStore } from './pg-record-store.js';
@@ -120,7 +120,7 @@ export async function copyToPostgres(opts: { sqliteFile: string; targetUrl: stri
       const defs = (await client.query('SELECT id, table_id AS "tableId", name, type, required, options, config, indexed FROM fields WHERE table_id = $1 ORDER BY position', [t.id])).rows as FieldDef[];
       await records.createTable(t.id, t.baseId);
       for (const f of defs) await records.addField(t.id, f);
-      const valueFields = defs.filter((f) => hasColumn(fieldType(f.type)));
+      const valueFields = defs.filter((f) => hasColumn(typeOfField(f)));
       const cols = ['_seq', '_id', '_created_at', '_updated_at', '_created_by', '_updated_by', ...valueFields.map((f) => `c_${f.id}`)];
       const select = source.prepare(`SELECT ${cols.map(quote).join(', ')} FROM ${recordTable(t.id)} WHERE _seq > ? ORDER BY _seq LIMIT 5000`).raw();
       for (let last = 0; ;) {
@@ -132,7 +132,7 @@ export async function copyToPostgres(opts: { sqliteFile: string; targetUrl: stri
         report(`table ${t.id} (records)`);
       }
       await client.query(`SELECT setval(pg_get_serial_sequence('${recordTable(t.id, prefix).replace(/'/g, "''")}', '_seq'), GREATEST((SELECT max(_seq) FROM ${recordTable(t.id, prefix)}), 1))`);
-      for (const f of defs.filter((d) => fieldType(d.type).storage === 'link')) {
+      for (const f of defs.filter((d) => typeOfField(d).storage === 'link')) {
         const links = source.prepare(`SELECT src, dst, pos FROM ${linkTable(f.id)}`).raw().all() as unknown[][];
         await insertRows(client, linkTable(f.id, prefix), ['src', 'dst', 'pos'], links, false);
       }

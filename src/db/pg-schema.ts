@@ -65,6 +65,8 @@ export const fields = pgTable('fields', {
   indexed: boolean('indexed').notNull().default(false),
   position: bigint('position', { mode: 'number' }).notNull(),
   createdAt: text('created_at').notNull(),
+  /** A computed field whose values are still being computed in the background: the `_seq` done up to; null once current. */
+  fillAfterSeq: bigint('fill_after_seq', { mode: 'number' }),
 }, (t) => [index('fields_table').on(t.tableId)]);
 
 /** Third-party applications (OAuth 2.0 client credentials); only a hash of the secret is kept. */

@@ -57,6 +57,8 @@ export const fields = sqliteTable('fields', {
   indexed: integer('indexed', { mode: 'boolean' }).notNull().default(false),
   position: integer('position').notNull(),
   createdAt: text('created_at').notNull(),
+  /** A computed field whose values are still being computed in the background: the `_seq` done up to; null once current. */
+  fillAfterSeq: integer('fill_after_seq'),
 }, (t) => [index('fields_table').on(t.tableId)]);
 
 /** Third-party applications (OAuth 2.0 client credentials); only a hash of the secret is kept. */

@@ -44,7 +44,7 @@ export interface UnitOfWork {
 }
 
 /** What the processes over one database keep copies of, and announce changes to. */
-export type Topic = 'schema' | 'apps' | 'revocations' | 'workflows' | 'runs';
+export type Topic = 'schema' | 'apps' | 'revocations' | 'workflows' | 'runs' | 'fills';
 
 export interface Store extends UnitOfWork {
   readonly engine: 'sqlite' | 'postgres';
@@ -114,6 +114,12 @@ export interface RecordStore {
   /** Which of `ids` match a filter (workflow conditions use the same SQL as list filters). */
   matching(tableId: string, where: ConditionGroup, ids: string[]): Promise<Set<string>>;
   count(tableId: string): Promise<number>;
+  /** How many records have `_seq` up to `seq`, and how many there are. */
+  progress(tableId: string, seq: number): Promise<{ done: number; total: number }>;
+  /** The records whose link field `link` holds any of `ids` (each once). */
+  linkingTo(link: FieldDef, ids: string[]): Promise<string[]>;
+  /** Up to `limit` record ids after `_seq` `afterSeq`, in `_seq` order: a walk through a whole table in slices. */
+  idsAfter(tableId: string, afterSeq: number, limit: number): Promise<Array<{ seq: number; id: string }>>;
 
   /** Forgets the search index of a table after its searchable fields changed; it is rebuilt in the background. */
   resetSearch(tableId: string): Promise<void>;

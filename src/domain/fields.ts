@@ -3,8 +3,12 @@ import { and, asc, count, eq, max, sql } from 'drizzle-orm';
 import { first, type Db, type UnitOfWork } from '../db/store.js';
 import { conflict, invalidField, notFound } from '../errors.js';
 import { FIELD_TYPE_NAMES, ValueError, type FieldDef, type ValueContext } from '../fields/field-type.js';
-import { fieldType, isFieldTypeName } from '../fields/registry.js';
+import { fieldType, isFieldTypeName, typeOfField } from '../fields/registry.js';
+import { displayFormula } from '../fields/formula/index.js';
 import { newId, nowIso } from '../ids.js';
+import { resolveComputed, isComputed } from './computed/definitions.js';
+import { buildGraph, dependentsOf } from './computed/graph.js';
+import type { ComputedEngine } from './computed/recompute.js';
 import type { Deps } from './deps.js';
 import { pageArgs, type Page } from './pagination.js';
 
@@ -19,7 +23,7 @@ export interface FieldInput {
 
 
 /** `onSearchReset` hears (once the change has committed) of tables whose search index must be rebuilt after a field change. */
-export function createFieldService(deps: Deps, onSearchReset: (tableId: string) => void = () => {}) {
+export function createFieldService(deps: Deps, computed: ComputedEngine, onSearchReset: (tableId: string) => void = () => {}) {
   const { store } = deps;
   const { fields, tables, baseMembers } = store.schema;
 
@@ -39,10 +43,12 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
   function invalidate() {
     cache.clear();
     generation++;
+    computed.forget();
   }
   /** After a change of field definitions inside `uow`. */
   function changed(uow: UnitOfWork) {
     invalidate();
+    computed.definitionsChanged(uow);
     uow.afterCommit(invalidate);
     uow.announce('schema');
   }
@@ -129,9 +135,11 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
     if (required && fieldType(type).readOnly) throw invalidField('required', `a ${type} field is set by the service and cannot be required`);
     const position = ((await first(tx.db.select({ m: max(fields.position) }).from(fields).where(eq(fields.tableId, tableId))))?.m ?? -1) + 1;
     const field: FieldDef = { id: newId('fld'), tableId, name, type, required, options, config, indexed };
+    if (isComputed(field)) field.config = resolveComputed(field, await computed.baseFields(tx, baseId));
     await tx.db.insert(fields).values({ ...field, position, createdAt: nowIso() });
     changed(tx);
     await tx.records.addField(tableId, field);
+    if (isComputed(field)) await computed.fill(tx, baseId, [field]);
     return field;
   }
 
@@ -141,10 +149,20 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
     return t.baseId;
   }
 
+  /** 409 when computed fields other than `doomed` read any of them (`what` names them in the message). */
+  async function checkUnread(tx: UnitOfWork, baseId: string, doomed: FieldDef[], what: string) {
+    const graph = await computed.graphOf(tx, baseId);
+    const ids = new Set(doomed.map((f) => f.id));
+    const readers = [...new Set(doomed.flatMap((f) => dependentsOf(graph, f.id)))].filter((r) => !ids.has(r.id));
+    if (readers.length) {
+      throw conflict(`${what} is read by ${readers.map((f) => `"${f.name}"`).join(', ')}: change or delete ${readers.length > 1 ? 'them' : 'it'} first`);
+    }
+  }
+
   /** Inside a transaction: rewrites every value of a field under its new definition, converting what converts. */
   async function convertValues(tx: UnitOfWork, baseId: string, before: FieldDef, after: FieldDef) {
-    const oldType = fieldType(before.type);
-    const newType = fieldType(after.type);
+    const oldType = typeOfField(before);
+    const newType = typeOfField(after);
     const ctx = await memberContext(tx, baseId);
     const converted = (await tx.records.readField(before.tableId, before))
       .map(({ id, raw }) => ({ id, stored: newType.convert(oldType.fromStored(raw, before), after, ctx) }))
@@ -163,6 +181,9 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
   return {
     loadFields,
     invalidate,
+    checkUnread,
+    /** After a change of field definitions inside `uow` made elsewhere (a table deleted with its fields). */
+    changed,
     getField,
     linksTo,
     memberContext,
@@ -194,16 +215,34 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
         const settings = await settingsFor(tx, baseId, type, options, config);
         if (required && fieldType(type).readOnly) throw invalidField('required', `a ${type} field is set by the service and cannot be required`);
         const after: FieldDef = { ...before, name, type, required, indexed, ...settings };
-        await tx.db.update(fields).set({ name, type, required, indexed, options: settings.options, config: settings.config }).where(eq(fields.id, fieldId));
+        const baseFields = await computed.baseFields(tx, baseId);
+        if (isComputed(after)) after.config = resolveComputed(after, baseFields.filter((f) => f.id !== fieldId));
+        await tx.db.update(fields).set({ name, type, required, indexed, options: settings.options, config: after.config }).where(eq(fields.id, fieldId));
         changed(tx);
         const valuesChange = typeChanged
           || JSON.stringify(settings.options) !== JSON.stringify(before.options)
-          || JSON.stringify(settings.config) !== JSON.stringify(before.config);
-        if (valuesChange) {
+          || JSON.stringify(after.config) !== JSON.stringify(before.config);
+        // A new type of a field that computed fields read: each must still compile, and is computed again.
+        const readers = typeChanged ? dependentsOf(buildGraph(baseFields), fieldId) : [];
+        const others = baseFields.map((f) => (f.id === fieldId ? after : f));
+        for (const reader of readers) {
+          try {
+            resolveComputed(reader, others.filter((f) => f.id !== reader.id));
+          } catch (e) {
+            throw conflict(`Field "${reader.name}" reads "${before.name}" and would no longer work as a ${type} field: ${(e as Error).message}`);
+          }
+        }
+        if (valuesChange && isComputed(after)) {
+          await tx.records.dropField(before.tableId, before);
+          await tx.records.addField(after.tableId, after);
+          if (after.indexed) await tx.records.setIndexed(tableId, after, true);
+          await computed.fill(tx, baseId, [after]);
+        } else if (valuesChange) {
           await convertValues(tx, baseId, before, after);
           if (fieldType(before.type).searchable || fieldType(after.type).searchable) await resetSearch(tx, tableId);
         }
         else if (indexed !== before.indexed) await tx.records.setIndexed(tableId, after, indexed);
+        if (readers.length) await computed.fill(tx, baseId, readers);
         if (valuesChange || name !== before.name) {
           // Again once committed: a read outside the transaction may have cached a plan of the old schema meanwhile.
           tx.records.forgetStatements();
@@ -216,12 +255,28 @@ export function createFieldService(deps: Deps, onSearchReset: (tableId: string) 
     async deleteField(tableId: string, fieldId: string): Promise<{ id: string; deleted: true }> {
       return store.transaction(async (tx) => {
         const field = await getField(tx, tableId, fieldId);
+        await checkUnread(tx, await baseOfTable(tx, tableId), [field], `Field "${field.name}"`);
         await tx.records.dropField(tableId, field);
         await tx.db.delete(fields).where(eq(fields.id, fieldId));
         changed(tx);
         if (fieldType(field.type).searchable) await resetSearch(tx, tableId);
         return { id: fieldId, deleted: true as const };
       });
+    },
+
+    /** The config as the API shows it: a formula's stored `{fld...}` references written with the current names. */
+    async apiConfig(field: FieldDef): Promise<Record<string, unknown>> {
+      if (field.type !== 'formula') return field.config;
+      const names = new Map((await loadFields(store, field.tableId)).map((f) => [f.id, f.name]));
+      return { ...field.config, expression: displayFormula(String(field.config.expression), (id) => names.get(id)) };
+    },
+
+    /** How far the background computation of a computed field has got, or null when its values are current. */
+    async fillProgress(field: FieldDef): Promise<{ done: number; total: number } | null> {
+      if (!isComputed(field)) return null;
+      const row = await first(store.db.select({ after: fields.fillAfterSeq }).from(fields).where(eq(fields.id, field.id)));
+      if (row?.after == null) return null;
+      return store.records.progress(field.tableId, row.after);
     },
 
     async fieldCount(tableId: string): Promise<number> {

@@ -1,7 +1,7 @@
 // Parses the `filter` and `sort` grammar of contract section 4 into checked conditions for the record store.
 import { badRequest } from '../errors.js';
 import { OPERATORS, ValueError, type FieldDef, type Operator } from '../fields/field-type.js';
-import { fieldType } from '../fields/registry.js';
+import { typeOfField } from '../fields/registry.js';
 import type { Condition, ConditionGroup, SortKey } from '../db/store.js';
 
 const MAX_DEPTH = 3;
@@ -56,7 +56,7 @@ export function parseFilter(raw: unknown, fields: FieldDef[]): ConditionGroup | 
     if (!field) throw filterError(`unknown field ${JSON.stringify(c.field)}`);
     const op = c.operator as Operator;
     if (!(OPERATORS as readonly string[]).includes(op)) throw filterError(`unknown operator ${JSON.stringify(c.operator)}`);
-    const type = fieldType(field.type);
+    const type = typeOfField(field);
     if (!type.operators.includes(op)) throw filterError(`operator "${op}" does not apply to ${field.type} field "${field.name}"`);
     if (NO_VALUE_OPERATORS.has(op)) return { field, op };
     const operand = (v: unknown) => {
@@ -91,7 +91,7 @@ export function parseSort(raw: unknown, fields: FieldDef[]): SortKey[] | undefin
     const field = resolve(key);
     if (!field) throw sortError(`unknown field ${JSON.stringify(key)}`);
     if (direction !== 'asc' && direction !== 'desc') throw sortError(`direction must be "asc" or "desc", not ${JSON.stringify(direction)}`);
-    if (!fieldType(field.type).sortTerms) throw sortError(`${field.type} field "${field.name}" cannot be sorted`);
+    if (!typeOfField(field).sortTerms) throw sortError(`${field.type} field "${field.name}" cannot be sorted`);
     return { field, direction };
   });
 }

@@ -2,11 +2,13 @@
 import type { ConditionGroup, RowWrite, StoredRow, UnitOfWork } from '../db/store.js';
 import { AppError, badRequest, notFound, type ErrorDetail } from '../errors.js';
 import { ValueError, type FieldDef, type ValueContext } from '../fields/field-type.js';
-import { fieldType } from '../fields/registry.js';
+import { typeOfField } from '../fields/registry.js';
 import { newId, nowIso } from '../ids.js';
 import type { Actor, Deps } from './deps.js';
 import type { FieldService } from './fields.js';
 import { pageArgs, type Page } from './pagination.js';
+import { apiValue } from './record-values.js';
+import type { ComputedChanges, ComputedEngine } from './computed/recompute.js';
 import { fieldResolver, parseFilter, parseSort } from './record-query.js';
 import type { SearchIndexer } from './search-indexer.js';
 import type { TableService } from './tables.js';
@@ -65,20 +67,14 @@ const NO_MEMBERS: ValueContext = {
   },
 };
 
-export function createRecordService(deps: Deps, tables: TableService, fieldService: FieldService, search: SearchIndexer) {
+export function createRecordService(deps: Deps, tables: TableService, fieldService: FieldService, search: SearchIndexer, computed: ComputedEngine) {
   const { store } = deps;
   const listeners: RecordChangeListener[] = [];
 
   function toApi(fields: FieldDef[], row: StoredRow, keyBy: 'name' | 'id' = 'name'): ApiRecord {
     // No prototype: a field may be named "__proto__" or "constructor".
     const values: Record<string, unknown> = Object.create(null);
-    for (const f of fields) {
-      const type = fieldType(f.type);
-      const raw = type.storage === 'system'
-        ? (type.systemColumn === '_seq' ? row.seq : type.systemColumn === '_created_at' ? row.createdAt : row.updatedAt)
-        : row.values[f.id];
-      values[keyBy === 'id' ? f.id : f.name] = type.fromStored(raw ?? null, f);
-    }
+    for (const f of fields) values[keyBy === 'id' ? f.id : f.name] = apiValue(f, row);
     return { id: row.id, fields: values, createdAt: row.createdAt, updatedAt: row.updatedAt, createdBy: row.createdBy, updatedBy: row.updatedBy };
   }
 
@@ -95,7 +91,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
     for (const [key, value] of Object.entries(input)) {
       const field = resolve(key);
       if (!field) throw itemError('BAD_REQUEST', index, `unknown field "${key}"`, key);
-      const type = fieldType(field.type);
+      const type = typeOfField(field);
       if (type.readOnly) throw itemError('BAD_REQUEST', index, `field "${field.name}" is read-only (${field.type})`, field.name);
       if (values.has(field.id)) throw itemError('BAD_REQUEST', index, `field "${field.name}" is given twice`, field.name);
       let stored: unknown = null;
@@ -151,20 +147,46 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
   /** Inside a write transaction: what validating values needs. Only a user field asks for the base's members. */
   async function writeContext(tx: UnitOfWork, tableId: string) {
     const { table, fields } = await context(tx, tableId);
-    const ctx = fields.some((f) => fieldType(f.type).checksMembers) ? await fieldService.memberContext(tx, table.baseId) : NO_MEMBERS;
-    return { fields, resolve: fieldResolver(fields), ctx };
+    const ctx = fields.some((f) => typeOfField(f).checksMembers) ? await fieldService.memberContext(tx, table.baseId) : NO_MEMBERS;
+    return { fields, resolve: fieldResolver(fields), ctx, graph: await computed.graphOf(tx, table.baseId) };
+  }
+
+  /**
+   * Tells the listeners of records whose computed values a write changed, beyond the records it wrote (`tableId`, `written`),
+   * as updates: before and after differ in those computed values.
+   */
+  async function computedChanged(tx: UnitOfWork, changes: ComputedChanges, depth: number, tableId?: string, written: string[] = []) {
+    if (!listeners.length) return;
+    for (const [table, byRecord] of changes) {
+      const ids = [...byRecord.keys()].filter((id) => table !== tableId || !written.includes(id));
+      if (!ids.length) continue;
+      const fields = await fieldService.loadFields(tx, table);
+      const rows = await tx.records.getMany(table, fields, ids);
+      const after = rows.map((r) => toApi(fields, r));
+      const before = new Map(rows.map((r, i) => {
+        const was = { ...after[i], fields: { ...after[i].fields } };
+        for (const [fieldId, old] of byRecord.get(r.id)!) {
+          const f = fields.find((x) => x.id === fieldId);
+          if (f) was.fields[f.name] = typeOfField(f).fromStored(old ?? null, f);
+        }
+        return [r.id, was];
+      }));
+      const change: RecordChange = { tableId: table, kind: 'updated', after, before, fields, depth };
+      for (const l of listeners) await l.changed(tx, change);
+    }
   }
 
   async function create(actor: Actor | null, tableId: string, items: unknown[], single: boolean, opts: WriteOptions = {}): Promise<ApiRecord[]> {
     // Validation reads the field definitions inside the write transaction, so no schema change slips in between.
     return store.transaction(async (tx) => {
-      const { fields, resolve, ctx } = await writeContext(tx, tableId);
+      const { fields, resolve, ctx, graph } = await writeContext(tx, tableId);
       const links = new Map();
       const rows: RowWrite[] = items.map((item, i) => ({ id: newId('rec'), values: prepare(fields, resolve, ctx, item, 'create', single ? undefined : i, links) }));
       await checkLinks(tx, links);
       await tx.records.insert(tableId, fields, rows, nowIso(), actor?.id ?? null);
       tx.afterCommit(() => search.touch(tableId));
       const ids = rows.map((r) => r.id);
+      const fanOut = await computed.created(tx, graph, tableId, ids);
       await opts.inTransaction?.(tx, ids);
       const after = await tx.records.getMany(tableId, fields, ids);
       const byName = after.map((r) => toApi(fields, r));
@@ -172,6 +194,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
         const change: RecordChange = { tableId, kind: 'created', after: byName, fields, depth: opts.depth ?? 0 };
         for (const l of listeners) await l.changed(tx, change);
       }
+      await computedChanged(tx, fanOut, opts.depth ?? 0, tableId, ids);
       // Listeners see values by name; only an Open API write needs them keyed by id as well.
       return opts.keyBy === 'id' ? after.map((r) => toApi(fields, r, 'id')) : byName;
     });
@@ -179,7 +202,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
 
   async function update(actor: Actor | null, tableId: string, items: Array<{ id: unknown; fields: unknown }>, single: boolean, opts: WriteOptions = {}): Promise<ApiRecord[]> {
     return store.transaction(async (tx) => {
-      const { fields, resolve, ctx } = await writeContext(tx, tableId);
+      const { fields, resolve, ctx, graph } = await writeContext(tx, tableId);
       const links = new Map();
       const seen = new Set<string>();
       const rows: RowWrite[] = items.map((item, i) => {
@@ -201,6 +224,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
         : undefined;
       await tx.records.update(tableId, fields, rows, nowIso(), actor?.id ?? null);
       tx.afterCommit(() => search.touch(tableId));
+      const fanOut = await computed.updated(tx, graph, ids, new Set(rows.flatMap((r) => [...r.values.keys()])));
       await opts.inTransaction?.(tx, ids);
       const after = await tx.records.getMany(tableId, fields, ids);
       const byName = after.map((r) => toApi(fields, r));
@@ -208,6 +232,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
         const change: RecordChange = { tableId, kind: 'updated', after: byName, before, fields, depth: opts.depth ?? 0 };
         for (const l of listeners) await l.changed(tx, change);
       }
+      await computedChanged(tx, fanOut, opts.depth ?? 0, tableId, ids);
       // Listeners see values by name; only an Open API write needs them keyed by id as well.
       return opts.keyBy === 'id' ? after.map((r) => toApi(fields, r, 'id')) : byName;
     });
@@ -215,7 +240,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
 
   async function remove(tableId: string, ids: unknown[], single: boolean, opts: WriteOptions = {}): Promise<string[]> {
     return store.transaction(async (tx) => {
-      const { fields } = await context(tx, tableId);
+      const { table, fields } = await context(tx, tableId);
       const seen = new Set<string>();
       ids.forEach((id, i) => {
         const index = single ? undefined : i;
@@ -227,7 +252,10 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       ids.forEach((id, i) => {
         if (!found.has(id as string)) throw itemError('NOT_FOUND', single ? undefined : i, `record ${id} not found in table ${tableId}`, 'id');
       });
+      const graph = await computed.graphOf(tx, table.baseId);
+      const linked = await computed.linkedBeforeDelete(tx, graph, tableId, ids as string[]);
       await tx.records.delete(tableId, ids as string[], fields.filter((f) => f.type === 'link'), await fieldService.linksTo(tx, tableId));
+      await computedChanged(tx, await computed.afterDelete(tx, graph, linked), opts.depth ?? 0);
       await opts.inTransaction?.(tx, ids as string[]);
       return ids as string[];
     });

@@ -7,6 +7,7 @@ import { createAuditLog } from './audit.js';
 import { createAuthService, type LoginThrottle } from './auth.js';
 import { createBaseService } from './bases.js';
 import type { Deps } from './deps.js';
+import { createComputedEngine } from './computed/recompute.js';
 import { createFieldService } from './fields.js';
 import { createOpenApiService } from './open-api.js';
 import { createPluginRunService, createPluginService } from './plugins/index.js';
@@ -26,18 +27,19 @@ export function createServices(deps: Deps, opts: { throttle?: LoginThrottle } = 
   const auth = createAuthService(deps, users, apps, opts.throttle);
   const appLimits = createAppRateLimits(apps, deps.limiter);
   let search: ReturnType<typeof createSearchIndexer> | undefined;
-  const fields = createFieldService(deps, (tableId) => search?.touch(tableId));
+  const computed = createComputedEngine(deps);
+  const fields = createFieldService(deps, computed, (tableId) => search?.touch(tableId));
   const activity = createActivityMonitor();
   search = createSearchIndexer(deps, fields.loadFields, activity);
   const tables = createTableService(deps, access, bases, fields);
-  const records = createRecordService(deps, tables, fields, search);
+  const records = createRecordService(deps, tables, fields, search, computed);
   const openApi = createOpenApiService(deps, apps, audit, fields, records);
   const workflows = createWorkflowService(deps, bases, fields, records);
   const plugins = createPluginService(deps, {
     access, hostVersion: deps.config.version, signer: deps.signer, fetch: deps.fetch, limiter: deps.limiter,
     proxyRatePerMinute: deps.config.proxyRatePerMinute,
   });
-  return { deps, keys: deps.keys, activity, search, access, users, auth, audit, apps, appLimits, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
+  return { deps, keys: deps.keys, activity, search, computed, access, users, auth, audit, apps, appLimits, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
 }
 
 export type Services = ReturnType<typeof createServices>;

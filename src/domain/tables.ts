@@ -110,7 +110,10 @@ export function createTableService(deps: Deps, access: Access, bases: BaseServic
     /** Deletes a table with its fields, records, and the link fields elsewhere that point at it. */
     async deleteTable(id: string): Promise<{ id: string; deleted: true }> {
       return store.transaction(async (tx) => {
-        await load(tx, id);
+        const table = await load(tx, id);
+        // Its fields and the links to it go with it: refused while a computed field elsewhere reads one of them.
+        const doomed = [...await fieldService.loadFields(tx, id), ...(await fieldService.linksTo(tx, id)).filter((l) => l.tableId !== id)];
+        await fieldService.checkUnread(tx, table.baseId, doomed, `Table "${table.name}"`);
         for (const link of await fieldService.linksTo(tx, id)) {
           if (link.tableId === id) continue;
           await tx.records.dropField(link.tableId, link);
@@ -118,10 +121,7 @@ export function createTableService(deps: Deps, access: Access, bases: BaseServic
         }
         await tx.records.dropTable(id, await fieldService.loadFields(tx, id));
         await tx.db.delete(tables).where(eq(tables.id, id));
-        // Now, and again once committed: a read outside the transaction may refill the cache from the last commit meanwhile.
-        fieldService.invalidate();
-        tx.afterCommit(fieldService.invalidate);
-        tx.announce('schema');
+        fieldService.changed(tx);
         return { id, deleted: true as const };
       });
     },

@@ -267,7 +267,7 @@ export function createWorkflowService(deps: Deps, bases: BaseService, fieldServi
     const resolve = fieldResolver(change.fields);
     const watched = Array.isArray(w.trigger.config.fields)
       ? (w.trigger.config.fields as string[]).map((f) => resolve(f)).filter((f): f is FieldDef => !!f)
-      : change.fields.filter((f) => !fieldType(f.type).readOnly);
+      : change.fields.filter((f) => !fieldType(f.type).readOnly || fieldType(f.type).computed);
     return watched.some((f) => JSON.stringify(before[f.name] ?? null) !== JSON.stringify(after[f.name] ?? null));
   }
 

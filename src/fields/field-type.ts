@@ -3,6 +3,7 @@
 export const FIELD_TYPE_NAMES = [
   'text', 'long_text', 'number', 'date', 'single_select', 'multi_select', 'checkbox', 'user', 'link',
   'email', 'url', 'phone', 'rating', 'created_time', 'last_modified_time', 'autonumber',
+  'formula', 'lookup', 'rollup', 'count',
 ] as const;
 export type FieldTypeName = (typeof FIELD_TYPE_NAMES)[number];
 
@@ -81,6 +82,8 @@ export interface FieldDef {
   options: string[] | null;
   config: Record<string, unknown>;
   indexed: boolean;
+  /** A computed field still being filled in the background: the `_seq` its values are current up to (else null/absent). */
+  fillAfterSeq?: number | null;
 }
 
 /** What a value check may need beyond the value: the members of the base, for `user` fields. */
@@ -97,6 +100,13 @@ export interface FieldType {
   systemColumn?: SystemColumn;
   /** Set by the service; a write is refused. */
   readOnly?: boolean;
+  /** Computed from other fields (formula, lookup, rollup, count): a change of its value is a change of the record. */
+  computed?: boolean;
+  /**
+   * A computed type's values behave as another type by the field's result (a number formula filters, sorts and is
+   * stored as a number); `typeOfField` in the registry applies it.
+   */
+  valuesAs?(field: FieldDef): FieldType;
   /** Its text takes part in keyword search (text-like types and selects). */
   searchable?: boolean;
   /** Its value checks ask the ValueContext about base members, so a write to its table loads them first. */

@@ -1,5 +1,6 @@
 // The registry of field types; `satisfies` makes a missing type a compile error.
-import type { FieldType, FieldTypeName } from './field-type.js';
+import type { FieldDef, FieldType, FieldTypeName } from './field-type.js';
+import { count, formula, lookup, rollup } from './types/computed.js';
 import { autonumber } from './types/autonumber.js';
 import { checkbox } from './types/checkbox.js';
 import { createdTime } from './types/created-time.js';
@@ -20,10 +21,17 @@ import { user } from './types/user.js';
 export const FIELD_TYPES = {
   text, long_text: longText, number, date, single_select: singleSelect, multi_select: multiSelect, checkbox,
   user, link, email, url, phone, rating, created_time: createdTime, last_modified_time: lastModifiedTime, autonumber,
+  formula, lookup, rollup, count,
 } satisfies Record<FieldTypeName, FieldType>;
 
 export function fieldType(name: FieldTypeName): FieldType {
   return FIELD_TYPES[name];
+}
+
+/** The behaviour of one field's values: its type's, or for a computed field the type of its result. */
+export function typeOfField(field: Pick<FieldDef, 'type' | 'config'> & Partial<FieldDef>): FieldType {
+  const type = FIELD_TYPES[field.type];
+  return type.valuesAs ? type.valuesAs(field as FieldDef) : type;
 }
 
 export function isFieldTypeName(name: unknown): name is FieldTypeName {

@@ -1,6 +1,6 @@
 // What every part of the record store shares: SQL names of a table's objects, the client and its dialect.
 import type { ColumnStorage, FieldDef, FieldType } from '../../fields/field-type.js';
-import { fieldType } from '../../fields/registry.js';
+import { typeOfField } from '../../fields/registry.js';
 import type { RecordDialect, SqlClient } from '../sql-client.js';
 
 // `prefix` is the schema of the table's base (`"b_<base id>".` on PostgreSQL, empty on SQLite). Links never cross
@@ -21,7 +21,7 @@ export function hasColumn(type: FieldType): type is FieldType & { storage: Colum
   return type.storage !== 'link' && type.storage !== 'system';
 }
 
-export const isLink = (f: FieldDef) => fieldType(f.type).storage === 'link';
+export const isLink = (f: FieldDef) => typeOfField(f).storage === 'link';
 
 /** The value of a field with a column or a system column, in a query over the record table aliased `t`. */
 export function valueExpr(field: FieldDef, type: FieldType): string {

@@ -1,6 +1,6 @@
 // Record reads: pages with filters and sorts, records by id, keyword search, filter matches, one field's values.
 import type { FieldDef } from '../../fields/field-type.js';
-import { fieldType } from '../../fields/registry.js';
+import { typeOfField } from '../../fields/registry.js';
 import { Params } from '../sql-client.js';
 import { chunks, column, hasColumn, isLink, linkTable, recordTable, searchTable, type StoreContext } from './context.js';
 import { compileGroup, sortExpr } from './query.js';
@@ -13,12 +13,12 @@ export function recordReads({ client, dialect, scalar }: StoreContext) {
 
   function selectList(fields: FieldDef[]): string {
     const cols = [...SYSTEM_COLUMNS];
-    for (const f of fields) if (hasColumn(fieldType(f.type))) cols.push(`t.${column(f.id)}`);
+    for (const f of fields) if (hasColumn(typeOfField(f))) cols.push(`t.${column(f.id)}`);
     return cols.join(', ');
   }
 
   async function toRows(fields: FieldDef[], raw: unknown[][], prefix: string): Promise<StoredRow[]> {
-    const colFields = fields.filter((f) => hasColumn(fieldType(f.type)));
+    const colFields = fields.filter((f) => hasColumn(typeOfField(f)));
     const rows = raw.map((r) => {
       const values: Record<string, unknown> = {};
       for (let i = 0; i < colFields.length; i++) values[colFields[i].id] = r[6 + i];
@@ -56,7 +56,7 @@ export function recordReads({ client, dialect, scalar }: StoreContext) {
     /** Every record's raw value of one field, for a type change. */
     async readField(tableId: string, field: FieldDef): Promise<Array<{ id: string; raw: unknown }>> {
       const prefix = await client.tablePrefix(tableId);
-      const type = fieldType(field.type);
+      const type = typeOfField(field);
       if (type.storage === 'link') {
         const rows = await client.rows(`SELECT src, dst FROM ${linkTable(field.id, prefix)} ORDER BY src, pos`);
         const byId = new Map<string, string[]>();
@@ -131,6 +131,30 @@ export function recordReads({ client, dialect, scalar }: StoreContext) {
         for (const [id] of rows) found.add(id as string);
       }
       return found;
+    },
+
+    /** The records whose link field `link` holds any of `ids` (each once). */
+    async linkingTo(link: FieldDef, ids: string[]): Promise<string[]> {
+      const lt = linkTable(link.id, await client.tablePrefix(link.tableId));
+      const found = new Set<string>();
+      for (const chunk of chunks(ids)) {
+        for (const [src] of await client.rows(`SELECT DISTINCT src FROM ${lt} WHERE dst IN (${marks(chunk.length)})`, chunk)) found.add(src as string);
+      }
+      return [...found];
+    },
+
+    /** Up to `limit` record ids after `_seq` `afterSeq`, in `_seq` order: a walk through a whole table in slices. */
+    async idsAfter(tableId: string, afterSeq: number, limit: number): Promise<Array<{ seq: number; id: string }>> {
+      const rt = recordTable(tableId, await client.tablePrefix(tableId));
+      const rows = await client.rows(`SELECT _seq, _id FROM ${rt} WHERE _seq > ${dialect.placeholder(1)} ORDER BY _seq LIMIT ${dialect.placeholder(2)}`, [afterSeq, limit]);
+      return rows.map(([seq, id]) => ({ seq: Number(seq), id: id as string }));
+    },
+
+    /** How many records have `_seq` up to `seq`, and how many there are. */
+    async progress(tableId: string, seq: number): Promise<{ done: number; total: number }> {
+      const rt = recordTable(tableId, await client.tablePrefix(tableId));
+      const [[done, total]] = await client.rows(`SELECT COUNT(*) FILTER (WHERE _seq <= ${dialect.placeholder(1)}), COUNT(*) FROM ${rt}`, [seq]);
+      return { done: Number(done), total: Number(total) };
     },
 
     async count(tableId: string): Promise<number> {

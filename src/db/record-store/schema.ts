@@ -1,6 +1,6 @@
 // Schema changes of user tables: record tables, columns and junction tables of fields, and their indexes.
 import type { FieldDef } from '../../fields/field-type.js';
-import { fieldType } from '../../fields/registry.js';
+import { typeOfField } from '../../fields/registry.js';
 import {
   column, hasColumn, indexName, linkDstIndexName, linkTable, recordTable, searchIndexName, searchTable, sortIndexName,
   sortTermsOf, type StoreContext,
@@ -14,7 +14,7 @@ export function schemaChanges({ client, dialect: d }: StoreContext) {
    * (link fields are indexed by their junction table, system fields by design).
    */
   async function setIndexed(tableId: string, field: FieldDef, on: boolean) {
-    const type = fieldType(field.type);
+    const type = typeOfField(field);
     if (!hasColumn(type)) return;
     const prefix = await client.tablePrefix(tableId);
     if (on) {
@@ -58,7 +58,7 @@ export function schemaChanges({ client, dialect: d }: StoreContext) {
 
     async dropTable(tableId: string, fields: FieldDef[]) {
       const prefix = await client.tablePrefix(tableId);
-      for (const f of fields) if (fieldType(f.type).storage === 'link') await client.exec(`DROP TABLE IF EXISTS ${linkTable(f.id, prefix)}`);
+      for (const f of fields) if (typeOfField(f).storage === 'link') await client.exec(`DROP TABLE IF EXISTS ${linkTable(f.id, prefix)}`);
       await client.exec(`DROP TABLE IF EXISTS ${recordTable(tableId, prefix)}`);
       await client.exec(`DROP TABLE IF EXISTS ${searchTable(tableId, prefix)}`);
       await client.run(`DELETE FROM search_state WHERE table_id = ${p(1)}`, [tableId]);
@@ -67,7 +67,7 @@ export function schemaChanges({ client, dialect: d }: StoreContext) {
     },
 
     async addField(tableId: string, field: FieldDef) {
-      const type = fieldType(field.type);
+      const type = typeOfField(field);
       const prefix = await client.tablePrefix(tableId);
       if (type.storage === 'link') {
         const text = d.columnType('text');
@@ -81,7 +81,7 @@ export function schemaChanges({ client, dialect: d }: StoreContext) {
     },
 
     async dropField(tableId: string, field: FieldDef) {
-      const type = fieldType(field.type);
+      const type = typeOfField(field);
       const prefix = await client.tablePrefix(tableId);
       if (type.storage === 'link') await client.exec(`DROP TABLE IF EXISTS ${linkTable(field.id, prefix)}`);
       else if (hasColumn(type)) {

@@ -2,7 +2,7 @@
 // Rows up to a watermark (`search_state.indexed_seq`) are indexed; changed ones are marked in `search_dirty`. New rows
 // always come above the watermark, because writes are serialised (one writer on SQLite, a write lock on PostgreSQL).
 import type { FieldDef } from '../../fields/field-type.js';
-import { fieldType } from '../../fields/registry.js';
+import { typeOfField } from '../../fields/registry.js';
 import { Params, type RecordDialect } from '../sql-client.js';
 import { chunks, column, recordTable, searchTable, type StoreContext } from './context.js';
 
@@ -13,7 +13,7 @@ import { chunks, column, recordTable, searchTable, type StoreContext } from './c
 function searchTextExpr(fields: FieldDef[], d: RecordDialect): string {
   const parts: string[] = [];
   for (const f of fields) {
-    const type = fieldType(f.type);
+    const type = typeOfField(f);
     if (!type.searchable) continue;
     parts.push(`coalesce(${type.searchText ? type.searchText(column(f.id), d) : column(f.id)}, '')`);
   }

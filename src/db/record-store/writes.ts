@@ -1,6 +1,6 @@
 // Record writes: batch insert, update, delete, filling one field for a type change, and the junction rows of links.
-import type { FieldDef } from '../../fields/field-type.js';
-import { fieldType } from '../../fields/registry.js';
+import type { ColumnStorage, FieldDef } from '../../fields/field-type.js';
+import { typeOfField } from '../../fields/registry.js';
 import { Params } from '../sql-client.js';
 import { chunks, column, hasColumn, isLink, linkTable, MAX_PARAMS, recordTable, searchTable, type StoreContext } from './context.js';
 import type { RowWrite } from './types.js';
@@ -44,20 +44,33 @@ export function recordWrites({ client, dialect: d }: StoreContext, markSearchDir
   return {
     /** Writes one field's value for many records, without touching their modification time. */
     async fillField(tableId: string, field: FieldDef, values: Array<{ id: string; stored: unknown }>) {
-      const type = fieldType(field.type);
+      const type = typeOfField(field);
       const prefix = await client.tablePrefix(tableId);
       if (type.storage === 'link') {
         await writeLinks(linkTable(field.id, prefix), values.map((v) => ({ src: v.id, targets: v.stored as string[] })), true);
         return;
       }
       if (!hasColumn(type)) return;
-      const sql = `UPDATE ${recordTable(tableId, prefix)} SET ${column(field.id)} = ${p(1)} WHERE _id = ${p(2)}`;
+      const rt = recordTable(tableId, prefix);
+      if (client.rowsPerInsert > 1 && values.length > 1) {
+        // One statement per slice where a round trip costs more than the row (PostgreSQL): a join with the new values.
+        // CAST takes the type without the column's collation; the column applies its own on assignment.
+        const valueType = d.columnType(type.storage as ColumnStorage).replace(/ COLLATE .*/, '');
+        for (const slice of chunks(values, client.rowsPerInsert)) {
+          let n = 0;
+          const tuples = slice.map(() => `(${p(++n)}, CAST(${p(++n)} AS ${valueType}))`).join(', ');
+          await client.run(`UPDATE ${rt} AS t SET ${column(field.id)} = v.val FROM (VALUES ${tuples}) AS v(id, val) WHERE t._id = v.id`,
+            slice.flatMap((v) => [v.id, v.stored]));
+        }
+        return;
+      }
+      const sql = `UPDATE ${rt} SET ${column(field.id)} = ${p(1)} WHERE _id = ${p(2)}`;
       for (const v of values) await client.run(sql, [v.stored, v.id]);
     },
 
     async insert(tableId: string, fields: FieldDef[], rows: RowWrite[], at: string, by: string | null) {
       const prefix = await client.tablePrefix(tableId);
-      const colFields = fields.filter((f) => hasColumn(fieldType(f.type)));
+      const colFields = fields.filter((f) => hasColumn(typeOfField(f)));
       const cols = ['_id', '_created_at', '_updated_at', '_created_by', '_updated_by', ...colFields.map((f) => column(f.id))];
       await insertRows(recordTable(tableId, prefix), cols, rows.map((row) => [
         row.id, at, at, by, by, ...colFields.map((f) => row.values.get(f.id) ?? null),
@@ -81,7 +94,7 @@ export function recordWrites({ client, dialect: d }: StoreContext, markSearchDir
         }
         await client.run(`UPDATE ${recordTable(tableId, prefix)} SET ${sets.join(', ')} WHERE _id = ${params.bind(row.id)}`, params.values);
       }
-      const searchable = new Set(fields.filter((f) => fieldType(f.type).searchable).map((f) => f.id));
+      const searchable = new Set(fields.filter((f) => typeOfField(f).searchable).map((f) => f.id));
       await markSearchDirty(tableId, rows.filter((r) => [...r.values.keys()].some((id) => searchable.has(id))).map((r) => r.id));
     },
 

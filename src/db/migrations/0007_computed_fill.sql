@@ -1,0 +1,1 @@
+ALTER TABLE `fields` ADD `fill_after_seq` integer;

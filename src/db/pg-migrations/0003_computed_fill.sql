@@ -1,0 +1,1 @@
+ALTER TABLE "fields" ADD COLUMN "fill_after_seq" bigint;
