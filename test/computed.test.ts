@@ -250,6 +250,26 @@ describe('filters, sorts and triggers', () => {
     expect(page.items.map((r: any) => r.fields.Double)).toEqual([6, 4]);
   });
 
+  it('lookups filter with has_* and show on /graphql like any value', async () => {
+    const tags = await makeTable(c, [{ name: 'Tag', type: 'text' }]);
+    const posts = await makeTable(c, [{ name: 'Title', type: 'text' }, { name: 'Tags', type: 'link', config: { table_id: tags } }]);
+    await field(posts, { name: 'Tag names', type: 'lookup', config: { link_field: 'Tags', field: 'Tag' } });
+    await field(posts, { name: 'Tag count', type: 'count', config: { link_field: 'Tags' } });
+    const red = await create(tags, { Tag: 'red' });
+    const blue = await create(tags, { Tag: 'blue' });
+    await create(posts, { Title: 'a', Tags: [red.id, blue.id] });
+    await create(posts, { Title: 'b', Tags: [blue.id] });
+    await create(posts, { Title: 'c' });
+    const filter = (operator: string, value?: unknown) =>
+      encodeURIComponent(JSON.stringify({ conjunction: 'and', conditions: [{ field: 'Tag names', operator, value }] }));
+    const titles = async (f: string) => ok(await c.request('GET', `/api/v1/tables/${posts}/records?filter=${f}`)).items.map((r: any) => r.fields.Title);
+    expect(await titles(filter('has_any', ['red']))).toEqual(['a']);
+    expect(await titles(filter('has_all', ['red', 'blue']))).toEqual(['a']);
+    expect(await titles(filter('is_empty'))).toEqual(['c']);
+    const gql = await c.graphql(`query($t: ID!) { records(tableId: $t) { items { fields } } }`, { t: posts });
+    expect(gql.body.data.records.items.map((r: any) => [r.fields['Tag names'], r.fields['Tag count']])).toEqual([[['red', 'blue'], 2], [['blue'], 1], [[], 0]]);
+  });
+
   it('a computed change counts as a change of the record for record_updated triggers', async () => {
     const people = await makeTable(c, [{ name: 'Rate', type: 'number' }]);
     const tasks = await makeTable(c, [{ name: 'Owner', type: 'link', config: { table_id: people } }, { name: 'Note', type: 'text' }]);

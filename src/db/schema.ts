@@ -214,3 +214,66 @@ export const pluginRuns = sqliteTable('plugin_runs', {
   leaseUntil: text('lease_until'),
   logs: text('logs', { mode: 'json' }).$type<string[]>().notNull(),
 }, (t) => [index('plugin_runs_plugin').on(t.pluginId, t.baseId)]);
+
+/**
+ * The event log (contract section 14): every change to records, fields, tables and views, written in the transaction of
+ * the change; read by cursor (`seq` per base) and pruned after EVENT_RETENTION_DAYS.
+ */
+export const events = sqliteTable('events', {
+  id: text('id').primaryKey(),
+  baseId: text('base_id').notNull(),
+  seq: integer('seq').notNull(),
+  type: text('type').notNull(),
+  tableId: text('table_id'),
+  recordId: text('record_id'),
+  actorType: text('actor_type').notNull(),
+  actorId: text('actor_id'),
+  at: text('at').notNull(),
+  data: text('data', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+}, (t) => [uniqueIndex('events_base_seq').on(t.baseId, t.seq), index('events_at').on(t.at)]);
+
+/** Answers kept for `Idempotency-Key` (contract section 14): per actor and key, 24 h; `status` null while the first runs. */
+export const idempotencyKeys = sqliteTable('idempotency_keys', {
+  actor: text('actor').notNull(),
+  key: text('key').notNull(),
+  /** Method, path and a hash of the body: a repeat must match it. */
+  fingerprint: text('fingerprint').notNull(),
+  status: integer('status'),
+  headers: text('headers', { mode: 'json' }).$type<Record<string, string>>(),
+  body: text('body'),
+  expiresAt: text('expires_at').notNull(),
+}, (t) => [primaryKey({ columns: [t.actor, t.key] }), index('idempotency_expires').on(t.expiresAt)]);
+
+/** Webhooks of a base (contract section 14). */
+export const webhooks = sqliteTable('webhooks', {
+  id: text('id').primaryKey(),
+  baseId: text('base_id').notNull().references(() => bases.id, { onDelete: 'cascade' }),
+  url: text('url').notNull(),
+  events: text('events', { mode: 'json' }).$type<string[]>().notNull(),
+  tableId: text('table_id'),
+  enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
+  disabledReason: text('disabled_reason'),
+  /** `whsec_...`: the signing key must be known to sign, so it is kept as given out. */
+  secret: text('secret').notNull(),
+  consecutiveFailures: integer('consecutive_failures').notNull().default(0),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+}, (t) => [index('webhooks_base').on(t.baseId)]);
+
+/** One event to deliver to one webhook: queued with the event, retried with backoff, kept as the delivery log. */
+export const webhookDeliveries = sqliteTable('webhook_deliveries', {
+  id: text('id').primaryKey(),
+  webhookId: text('webhook_id').notNull().references(() => webhooks.id, { onDelete: 'cascade' }),
+  eventId: text('event_id').notNull(),
+  /** The JSON body sent on every attempt (the event may be pruned before the last retry). */
+  payload: text('payload').notNull(),
+  status: text('status', { enum: ['pending', 'delivered', 'failed'] }).notNull(),
+  attempts: integer('attempts').notNull().default(0),
+  lastStatus: integer('last_status'),
+  lastError: text('last_error'),
+  nextAttemptAt: text('next_attempt_at'),
+  /** While an attempt runs: until when its process holds it. */
+  leaseUntil: text('lease_until'),
+  createdAt: text('created_at').notNull(),
+  deliveredAt: text('delivered_at'),
+}, (t) => [index('webhook_deliveries_webhook').on(t.webhookId, t.createdAt), index('webhook_deliveries_due').on(t.status, t.nextAttemptAt)]);
