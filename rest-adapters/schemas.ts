@@ -19,7 +19,13 @@ export const v1Schemas: Record<string, JsonSchema> = {
   Field: obj({
     id: str, table_id: str, name: str, type: { enum: [...FIELD_TYPE_NAMES] }, required: bool,
     options: { type: ['array', 'null'], items: str }, config: { type: 'object' }, indexed: bool,
+    computing: { type: ['object', 'null'], description: 'A computed field still being computed in the background: {done, total}; null once current' },
   }),
+  Event: obj({
+    id: str, seq: { type: 'string', pattern: '^[0-9]+$' }, type: str, base_id: str, table_id: { type: ['string', 'null'] },
+    record_id: { type: ['string', 'null'] }, actor: obj({ type: str, id: { type: ['string', 'null'] } }), at: time, data: { type: 'object' },
+  }),
+  EventPage: obj({ items: { type: 'array', items: { $ref: '#/components/schemas/Event' } }, next: { type: ['string', 'null'] } }),
   Record: obj({
     id: str,
     fields: { type: 'object', description: 'Values keyed by field name; every field present, null when empty' },
@@ -96,7 +102,10 @@ export const openSchemas: Record<string, JsonSchema> = {
   BaseDetail: obj({ ...openBaseProps, tables: { type: 'array', items: { $ref: '#/components/schemas/Table' } } }),
   Table: obj(openTableProps),
   TableDetail: obj({ ...openTableProps, fields: { type: 'array', items: { $ref: '#/components/schemas/Field' } } }),
-  Field: obj({ id: str, name: str, type: { enum: [...FIELD_TYPE_NAMES] }, required: bool, options: { type: ['array', 'null'], items: str }, config: { type: 'object' } }),
+  Field: obj({
+    id: str, name: str, type: { enum: [...FIELD_TYPE_NAMES] }, required: bool, options: { type: ['array', 'null'], items: str }, config: { type: 'object' },
+    computing: { type: ['object', 'null'] },
+  }),
   Record: obj({ id: str, values: { type: 'object', description: 'Values keyed by field id' }, created_at: time, updated_at: time }),
   Deleted: obj({ id: str, deleted: { const: true } }),
   Pagination: obj({ page: int, per_page: int, total: int, pages: int }),

@@ -10,5 +10,6 @@ import './types/workflow.js';
 import './types/oauth.js';
 import './types/plugin.js';
 import './types/open-api.js';
+import './types/event.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -83,6 +83,10 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   await runner.start();
   const stopRunUpkeep = startRunUpkeep(store, config.workflowLeaseMs);
   services.computed.resumeFills();
+  // The event log keeps EVENT_RETENTION_DAYS: pruned at start and hourly.
+  const pruneEvents = () => void services.events.prune().catch((e) => log.error({ err: e }, 'pruning the event log failed'));
+  pruneEvents();
+  const eventPruning = setInterval(pruneEvents, 3_600_000).unref();
   services.search.touchAll((await store.db.select({ id: store.schema.tables.id }).from(store.schema.tables)).map((t) => t.id));
 
   async function contextFor(request: Request, requestState: RequestState): Promise<Context> {
@@ -245,6 +249,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     /** Stops the workflow runner (finishing runs in progress) and closes the database. */
     async close() {
       stopRunUpkeep();
+      clearInterval(eventPruning);
       await runner.stop();
       await services.search.stop();
       await services.computed.stop();

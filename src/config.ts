@@ -35,6 +35,10 @@ export interface Config {
   workers: number;
   /** How long a workflow run stays its process's without renewal: after a crash, other processes fail it then. */
   workflowLeaseMs: number;
+  /** Whether changes are written to the event log (on unless EVENT_LOG=off, which exists to measure its cost). */
+  eventLog: boolean;
+  /** How long the event log keeps events. */
+  eventRetentionDays: number;
 }
 
 /** A variable with a bad value: the start stops with this one line. */
@@ -49,6 +53,7 @@ export const VARIABLES = [
   'PORT', 'HOST', 'DATA_DIR', 'PUBLIC_URL', 'DATABASE_URL', 'ADMIN_EMAIL', 'ADMIN_PASSWORD', 'USER_TOKEN_TTL', 'SQLITE_SYNCHRONOUS',
   'LOG_LEVEL', 'METRICS_TOKEN', 'TRUST_PROXY', 'PLUGIN_PROXY_ALLOW_PRIVATE', 'PLUGIN_PROXY_TIMEOUT_MS', 'PLUGIN_PROXY_MAX_BYTES',
   'PLUGIN_PROXY_RATE_PER_MINUTE', 'TABLE_SANDBOX_PYTHON', 'TABLE_SANDBOX_DISABLE_BWRAP', 'WORKERS', 'WORKFLOW_LEASE_SECONDS',
+  'EVENT_LOG', 'EVENT_RETENTION_DAYS',
 ] as const;
 
 /**
@@ -158,5 +163,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, version = '0.0.
     metricsToken,
     workers,
     workflowLeaseMs: integer(env, 'WORKFLOW_LEASE_SECONDS', 30, 1, 3600) * 1000,
+    eventLog: oneOf(env, 'EVENT_LOG', ['on', 'off'], 'on', (s) => s.toLowerCase()) === 'on',
+    eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 3650),
   };
 }

@@ -16,7 +16,7 @@ import { openApiRoutes, routes, v1Routes } from '../rest-adapters/routes/index.j
 import { openSchemas, v1Schemas } from '../rest-adapters/schemas.js';
 import type { Route, RouteRequest } from '../rest-adapters/route.js';
 import { FIELD_TYPE_NAMES, OPERATORS, type FieldTypeName, type Operator } from '../src/fields/field-type.js';
-import { FIELD_TYPES, isFieldTypeName } from '../src/fields/registry.js';
+import { FIELD_TYPES, isFieldTypeName, typeOfField } from '../src/fields/registry.js';
 import { AppError, STATUS_OF, type ErrorCode } from '../src/errors.js';
 import { makeApp, makeTable, type TestClient } from './helpers.js';
 
@@ -168,7 +168,9 @@ describe('the REST route table', () => {
 
 describe('the field-type registry', () => {
   // Contract section 4: which operators apply to which types.
-  const ALL = [...FIELD_TYPE_NAMES];
+  // The computed types of section 12 filter as their result type (checked below); these are section 4's sixteen.
+  const COMPUTED: FieldTypeName[] = ['formula', 'lookup', 'rollup', 'count'];
+  const ALL = FIELD_TYPE_NAMES.filter((t) => !COMPUTED.includes(t));
   const but = (...out: FieldTypeName[]) => ALL.filter((t) => !out.includes(t));
   const TEXTS: FieldTypeName[] = ['text', 'long_text', 'email', 'url', 'phone'];
   const CONTRACT: Record<Operator, FieldTypeName[]> = {
@@ -191,16 +193,16 @@ describe('the field-type registry', () => {
     is_not_empty: ALL,
   };
 
-  it('lists the sixteen contract types', () => {
+  it('lists the sixteen types of section 4 and the four computed types of section 12', () => {
     expect([...FIELD_TYPE_NAMES].sort()).toEqual([
-      'autonumber', 'checkbox', 'created_time', 'date', 'email', 'last_modified_time', 'link', 'long_text', 'multi_select',
-      'number', 'phone', 'rating', 'single_select', 'text', 'url', 'user',
+      'autonumber', 'checkbox', 'count', 'created_time', 'date', 'email', 'formula', 'last_modified_time', 'link', 'long_text', 'lookup',
+      'multi_select', 'number', 'phone', 'rating', 'rollup', 'single_select', 'text', 'url', 'user',
     ]);
     expect(new Set(FIELD_TYPE_NAMES).size).toBe(FIELD_TYPE_NAMES.length);
     expect(Object.keys(FIELD_TYPES).sort()).toEqual([...FIELD_TYPE_NAMES].sort());
     expect(isFieldTypeName('text')).toBe(true);
     expect(isFieldTypeName('toString')).toBe(false);
-    expect(isFieldTypeName('formula')).toBe(false);
+    expect(isFieldTypeName('button')).toBe(false);
   });
 
   it('registers every type name with its own name, a valid storage and only known operators', () => {
@@ -219,18 +221,30 @@ describe('the field-type registry', () => {
     }
   });
 
-  it('makes exactly created_time, last_modified_time and autonumber read-only and system-stored', () => {
+  it('makes exactly the system types and the computed types read-only; the system ones are system-stored', () => {
     const readOnly = FIELD_TYPE_NAMES.filter((n) => FIELD_TYPES[n].readOnly === true).sort();
-    expect(readOnly).toEqual(['autonumber', 'created_time', 'last_modified_time']);
-    expect(FIELD_TYPE_NAMES.filter((n) => FIELD_TYPES[n].storage === 'system').sort()).toEqual(readOnly);
+    expect(readOnly).toEqual(['autonumber', 'count', 'created_time', 'formula', 'last_modified_time', 'lookup', 'rollup']);
+    expect(FIELD_TYPE_NAMES.filter((n) => FIELD_TYPES[n].computed === true).sort()).toEqual(['count', 'formula', 'lookup', 'rollup']);
+    expect(FIELD_TYPE_NAMES.filter((n) => FIELD_TYPES[n].storage === 'system').sort()).toEqual(['autonumber', 'created_time', 'last_modified_time']);
     expect(FIELD_TYPES.created_time.systemColumn).toBe('_created_at');
     expect(FIELD_TYPES.last_modified_time.systemColumn).toBe('_updated_at');
     expect(FIELD_TYPES.autonumber.systemColumn).toBe('_seq');
     expect(FIELD_TYPES.link.storage).toBe('link');
   });
 
+  it('gives computed fields the operators of their result type (section 12)', () => {
+    const ops = (type: FieldTypeName, config: Record<string, unknown> = {}) => [...typeOfField({ type, config }).operators].sort();
+    expect(ops('formula', { result_type: 'number' })).toEqual([...FIELD_TYPES.number.operators].sort());
+    expect(ops('formula', { result_type: 'text' })).toEqual([...FIELD_TYPES.text.operators].sort());
+    expect(ops('formula', { result_type: 'boolean' })).toEqual([...FIELD_TYPES.checkbox.operators].sort());
+    expect(ops('formula', { result_type: 'date' })).toEqual([...FIELD_TYPES.date.operators].sort());
+    expect(ops('rollup', { result_type: 'number' })).toEqual([...FIELD_TYPES.number.operators].sort());
+    expect(ops('count')).toEqual([...FIELD_TYPES.number.operators].sort());
+    expect(ops('lookup')).toEqual(['has_all', 'has_any', 'has_none', 'is_empty', 'is_not_empty']);
+  });
+
   it('gives each type exactly the operators of the contract table', () => {
-    for (const name of FIELD_TYPE_NAMES) {
+    for (const name of ALL) {
       const expected = OPERATORS.filter((op) => CONTRACT[op].includes(name));
       expect([...FIELD_TYPES[name].operators].sort(), name).toEqual([...expected].sort());
     }

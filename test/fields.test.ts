@@ -44,10 +44,10 @@ beforeAll(async () => {
 afterAll(() => c?.close());
 
 describe('field definitions', () => {
-  it('a field reads back as {id, table_id, name, type, required, options, config, indexed}', async () => {
+  it('a field reads back as {id, table_id, name, type, required, options, config, indexed, computing}', async () => {
     const t = await table([]);
     const f = await ok(await c.request('POST', `/api/v1/tables/${t}/fields`, { body: { name: 'Pick', type: 'single_select', options: ['a', 'b'], required: true } }), 201);
-    expect(f).toEqual({ id: expect.stringMatching(/^fld/), table_id: t, name: 'Pick', type: 'single_select', required: true, options: ['a', 'b'], config: {}, indexed: false });
+    expect(f).toEqual({ id: expect.stringMatching(/^fld/), table_id: t, name: 'Pick', type: 'single_select', required: true, options: ['a', 'b'], config: {}, indexed: false, computing: null });
     const n = await ok(await c.request('POST', `/api/v1/tables/${t}/fields`, { body: { name: 'N', type: 'number', config: { precision: 2 }, indexed: true } }), 201);
     expect(n).toMatchObject({ type: 'number', options: null, config: { precision: 2 }, indexed: true, required: false });
     expect((await fieldsOf(t)).map((x) => x.name)).toEqual(['Pick', 'N']);

@@ -469,6 +469,10 @@ describe('answers conform to the document', () => {
     const renamed = await call('PUT', '/api/v1/tables/{table_id}', { table_id: S.table }, 200, { token: userToken, body: { name: 'Task list', description: 'Every task' } });
     expect(renamed.body.data).toEqual({ ...table, name: 'Task list', description: 'Every task', updated_at: TIME });
 
+    const log = await call('GET', '/api/v1/bases/{base_id}/events', { base_id: S.base }, 200, { token: userToken, query: 'limit=5' });
+    expect(log.body.data.items.length).toBeGreaterThan(0);
+    await call('GET', '/api/v1/bases/{base_id}/events', { base_id: S.base }, 400, { token: userToken, query: 'limit=0' });
+    await call('GET', '/api/v1/bases/{base_id}/events', { base_id: S.base }, 403, { token: viewerToken });
     const fields = await call('GET', '/api/v1/tables/{table_id}/fields', { table_id: S.table }, 200, { token: viewerToken });
     expect(fields.body.data).toMatchObject({ total: 16, page: 1, page_size: 50 });
     expect(fields.body.data.items.map((f: any) => [f.name, f.type])).toEqual([
@@ -477,7 +481,7 @@ describe('answers conform to the document', () => {
       ['Created', 'created_time'], ['Modified', 'last_modified_time'], ['No', 'autonumber'],
     ]);
     const byName = Object.fromEntries(fields.body.data.items.map((f: any) => [f.name, f]));
-    expect(byName.Name).toEqual({ id: expect.stringMatching(/^fld/), table_id: S.table, name: 'Name', type: 'text', required: true, options: null, config: {}, indexed: true });
+    expect(byName.Name).toEqual({ id: expect.stringMatching(/^fld/), table_id: S.table, name: 'Name', type: 'text', required: true, options: null, config: {}, indexed: true, computing: null });
     expect(byName.Status).toMatchObject({ options: ['todo', 'doing', 'done'], config: {} });
     expect(byName.Client).toMatchObject({ options: null, config: { table_id: S.clients } });
     expect(byName.Budget.config).toEqual({ precision: 2 });
@@ -486,7 +490,7 @@ describe('answers conform to the document', () => {
     expect(paged.body.data.items.map((f: any) => f.name)).toEqual(['Site', 'Phone', 'Score', 'Created', 'Modified', 'No']);
 
     const added = await call('POST', '/api/v1/tables/{table_id}/fields', { table_id: S.table }, 201, { token: userToken, body: { name: 'Priority', type: 'single_select', options: ['low', 'high'] } });
-    expect(added.body.data).toEqual({ id: expect.stringMatching(/^fld/), table_id: S.table, name: 'Priority', type: 'single_select', required: false, options: ['low', 'high'], config: {}, indexed: false });
+    expect(added.body.data).toEqual({ id: expect.stringMatching(/^fld/), table_id: S.table, name: 'Priority', type: 'single_select', required: false, options: ['low', 'high'], config: {}, indexed: false, computing: null });
     const changed = await call('PUT', '/api/v1/tables/{table_id}/fields/{field_id}', { table_id: S.table, field_id: added.body.data.id }, 200, {
       token: userToken, body: { name: 'Urgency', options: ['low', 'mid', 'high'], indexed: true },
     });

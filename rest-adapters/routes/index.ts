@@ -1,6 +1,7 @@
 // The whole REST route table, in one list: the adapter, the OpenAPI generator and the tests all read it.
 import type { Route } from '../route.js';
 import { authRoutes } from './auth.routes.js';
+import { eventRoutes } from './events.routes.js';
 import { baseRoutes } from './bases.routes.js';
 import { oauthRoutes } from './oauth.routes.js';
 import { openRoutes } from './open.routes.js';
@@ -11,7 +12,7 @@ import { userRoutes } from './users.routes.js';
 import { workflowRoutes } from './workflows.routes.js';
 
 /** /api/v1, /api/auth and /api/plugins (v1 envelope). */
-export const v1Routes: Route[] = [...authRoutes, ...userRoutes, ...baseRoutes, ...tableRoutes, ...recordRoutes, ...workflowRoutes, ...pluginRoutes];
+export const v1Routes: Route[] = [...authRoutes, ...userRoutes, ...baseRoutes, ...tableRoutes, ...recordRoutes, ...eventRoutes, ...workflowRoutes, ...pluginRoutes];
 /** /api/oauth, discovery and /api/open/v1 (open envelope and the token endpoint). */
 export const openApiRoutes: Route[] = [...oauthRoutes, ...openRoutes];
 export const routes: Route[] = [...v1Routes, ...openApiRoutes];

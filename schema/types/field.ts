@@ -63,18 +63,18 @@ builder.mutationFields((t) => ({
     type: Field,
     args: { tableId: t.arg.id({ required: true }), input: t.arg({ type: FieldInput, required: true }) },
     authScopes: (_r, a) => ({ baseRole: { tableId: a.tableId, role: 'admin' } }),
-    resolve: (_r, a, ctx) => ctx.services.fields.createField(a.tableId, a.input),
+    resolve: (_r, a, ctx) => ctx.services.fields.createField(a.tableId, a.input, ctx.actor),
   }),
   updateField: t.field({
     type: Field,
     args: { tableId: t.arg.id({ required: true }), id: t.arg.id({ required: true }), input: t.arg({ type: FieldInput, required: true }) },
     authScopes: (_r, a) => ({ baseRole: { tableId: a.tableId, role: 'admin' } }),
-    resolve: (_r, a, ctx) => ctx.services.fields.updateField(a.tableId, a.id, a.input),
+    resolve: (_r, a, ctx) => ctx.services.fields.updateField(a.tableId, a.id, a.input, ctx.actor),
   }),
   deleteField: t.field({
     type: DeleteResult,
     args: { tableId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
     authScopes: (_r, a) => ({ baseRole: { tableId: a.tableId, role: 'admin' } }),
-    resolve: (_r, a, ctx) => ctx.services.fields.deleteField(a.tableId, a.id),
+    resolve: (_r, a, ctx) => ctx.services.fields.deleteField(a.tableId, a.id, ctx.actor),
   }),
 }));

@@ -75,7 +75,7 @@ builder.mutationFields((t) => ({
     type: DeleteResult,
     args: { tableId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
     authScopes: (_r, a) => ({ baseRole: { tableId: a.tableId, role: 'editor' } }),
-    resolve: (_r, a, ctx) => ctx.services.records.deleteRecord(a.tableId, a.id),
+    resolve: (_r, a, ctx) => ctx.services.records.deleteRecord(ctx.actor, a.tableId, a.id),
   }),
   batchRecords: t.field({
     type: BatchResult,

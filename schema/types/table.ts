@@ -45,18 +45,18 @@ builder.mutationFields((t) => ({
     authScopes: async (_r, a, ctx) =>
       ctx.actor ? { baseRole: { baseId: await ctx.services.tables.targetBase(ctx.actor, a.baseId || null), role: 'admin' } } : { loggedIn: true },
     resolve: async (_r, a, ctx) =>
-      ctx.services.tables.createTable(await ctx.services.tables.targetBase(ctx.actor!, a.baseId || null), a),
+      ctx.services.tables.createTable(await ctx.services.tables.targetBase(ctx.actor!, a.baseId || null), a, ctx.actor),
   }),
   updateTable: t.field({
     type: Table,
     args: { id: t.arg.id({ required: true }), name: t.arg.string({ required: false }), description: t.arg.string({ required: false }) },
     authScopes: (_r, a) => ({ baseRole: { tableId: a.id, role: 'admin' } }),
-    resolve: (_r, a, ctx) => ctx.services.tables.updateTable(a.id, a),
+    resolve: (_r, a, ctx) => ctx.services.tables.updateTable(a.id, a, ctx.actor),
   }),
   deleteTable: t.field({
     type: DeleteResult,
     args: { id: t.arg.id({ required: true }) },
     authScopes: (_r, a) => ({ baseRole: { tableId: a.id, role: 'admin' } }),
-    resolve: (_r, a, ctx) => ctx.services.tables.deleteTable(a.id),
+    resolve: (_r, a, ctx) => ctx.services.tables.deleteTable(a.id, ctx.actor),
   }),
 }));

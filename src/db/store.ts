@@ -44,7 +44,7 @@ export interface UnitOfWork {
 }
 
 /** What the processes over one database keep copies of, and announce changes to. */
-export type Topic = 'schema' | 'apps' | 'revocations' | 'workflows' | 'runs' | 'fills';
+export type Topic = 'schema' | 'apps' | 'revocations' | 'workflows' | 'runs' | 'fills' | 'events';
 
 export interface Store extends UnitOfWork {
   readonly engine: 'sqlite' | 'postgres';

@@ -9,7 +9,8 @@ import { newId, nowIso } from '../ids.js';
 import { resolveComputed, isComputed } from './computed/definitions.js';
 import { buildGraph, dependentsOf } from './computed/graph.js';
 import type { ComputedEngine } from './computed/recompute.js';
-import type { Deps } from './deps.js';
+import type { Actor, Deps } from './deps.js';
+import { eventField, type EventLog } from './events.js';
 import { pageArgs, type Page } from './pagination.js';
 
 export interface FieldInput {
@@ -23,7 +24,7 @@ export interface FieldInput {
 
 
 /** `onSearchReset` hears (once the change has committed) of tables whose search index must be rebuilt after a field change. */
-export function createFieldService(deps: Deps, computed: ComputedEngine, onSearchReset: (tableId: string) => void = () => {}) {
+export function createFieldService(deps: Deps, computed: ComputedEngine, events: EventLog, onSearchReset: (tableId: string) => void = () => {}) {
   const { store } = deps;
   const { fields, tables, baseMembers } = store.schema;
 
@@ -196,11 +197,16 @@ export function createFieldService(deps: Deps, computed: ComputedEngine, onSearc
       return { items: all.slice(p.offset, p.offset + p.pageSize), total: all.length, page: p.page, pageSize: p.pageSize };
     },
 
-    async createField(tableId: string, input: FieldInput): Promise<FieldDef> {
-      return store.transaction(async (tx) => insertField(tx, tableId, await baseOfTable(tx, tableId), input));
+    async createField(tableId: string, input: FieldInput, actor: Actor | null = null): Promise<FieldDef> {
+      return store.transaction(async (tx) => {
+        const baseId = await baseOfTable(tx, tableId);
+        const field = await insertField(tx, tableId, baseId, input);
+        await events.append(tx, baseId, actor, [{ type: 'field.created', tableId, data: { field: eventField(field) } }]);
+        return field;
+      });
     },
 
-    async updateField(tableId: string, fieldId: string, input: FieldInput): Promise<FieldDef> {
+    async updateField(tableId: string, fieldId: string, input: FieldInput, actor: Actor | null = null): Promise<FieldDef> {
       return store.transaction(async (tx) => {
         const baseId = await baseOfTable(tx, tableId);
         const before = await getField(tx, tableId, fieldId);
@@ -248,14 +254,17 @@ export function createFieldService(deps: Deps, computed: ComputedEngine, onSearc
           tx.records.forgetStatements();
           tx.afterCommit(() => tx.records.forgetStatements());
         }
+        await events.append(tx, baseId, actor, [{ type: 'field.updated', tableId, data: { before: eventField(before), after: eventField(after) } }]);
         return after;
       });
     },
 
-    async deleteField(tableId: string, fieldId: string): Promise<{ id: string; deleted: true }> {
+    async deleteField(tableId: string, fieldId: string, actor: Actor | null = null): Promise<{ id: string; deleted: true }> {
       return store.transaction(async (tx) => {
         const field = await getField(tx, tableId, fieldId);
-        await checkUnread(tx, await baseOfTable(tx, tableId), [field], `Field "${field.name}"`);
+        const baseId = await baseOfTable(tx, tableId);
+        await checkUnread(tx, baseId, [field], `Field "${field.name}"`);
+        await events.append(tx, baseId, actor, [{ type: 'field.deleted', tableId, data: { field: eventField(field) } }]);
         await tx.records.dropField(tableId, field);
         await tx.db.delete(fields).where(eq(fields.id, fieldId));
         changed(tx);

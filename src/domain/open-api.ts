@@ -117,7 +117,7 @@ export function createOpenApiService(deps: Deps, apps: AppService, audit: AuditL
     },
     async deleteRecord(actor: AppActor, baseId: string, tableId: string, recordId: string, requestId: string) {
       await table(baseId, tableId);
-      return records.deleteRecord(tableId, recordId, { inTransaction: auditWrite(actor, 'record.delete', baseId, tableId, requestId) });
+      return records.deleteRecord(actor, tableId, recordId, { inTransaction: auditWrite(actor, 'record.delete', baseId, tableId, requestId) });
     },
   };
 }

@@ -9,6 +9,7 @@ import type { FieldService } from './fields.js';
 import { pageArgs, type Page } from './pagination.js';
 import { apiValue } from './record-values.js';
 import type { ComputedChanges, ComputedEngine } from './computed/recompute.js';
+import { recordEvents, type EventLog } from './events.js';
 import { fieldResolver, parseFilter, parseSort } from './record-query.js';
 import type { SearchIndexer } from './search-indexer.js';
 import type { TableService } from './tables.js';
@@ -67,7 +68,7 @@ const NO_MEMBERS: ValueContext = {
   },
 };
 
-export function createRecordService(deps: Deps, tables: TableService, fieldService: FieldService, search: SearchIndexer, computed: ComputedEngine) {
+export function createRecordService(deps: Deps, tables: TableService, fieldService: FieldService, search: SearchIndexer, computed: ComputedEngine, events: EventLog) {
   const { store } = deps;
   const listeners: RecordChangeListener[] = [];
 
@@ -148,15 +149,15 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
   async function writeContext(tx: UnitOfWork, tableId: string) {
     const { table, fields } = await context(tx, tableId);
     const ctx = fields.some((f) => typeOfField(f).checksMembers) ? await fieldService.memberContext(tx, table.baseId) : NO_MEMBERS;
-    return { fields, resolve: fieldResolver(fields), ctx, graph: await computed.graphOf(tx, table.baseId) };
+    return { baseId: table.baseId, fields, resolve: fieldResolver(fields), ctx, graph: await computed.graphOf(tx, table.baseId) };
   }
 
   /**
    * Tells the listeners of records whose computed values a write changed, beyond the records it wrote (`tableId`, `written`),
    * as updates: before and after differ in those computed values.
    */
-  async function computedChanged(tx: UnitOfWork, changes: ComputedChanges, depth: number, tableId?: string, written: string[] = []) {
-    if (!listeners.length) return;
+  async function computedChanged(tx: UnitOfWork, changes: ComputedChanges, by: { actor: Actor | null; baseId: string; depth: number }, tableId?: string, written: string[] = []) {
+    if (!listeners.length && !events.enabled) return;
     for (const [table, byRecord] of changes) {
       const ids = [...byRecord.keys()].filter((id) => table !== tableId || !written.includes(id));
       if (!ids.length) continue;
@@ -171,15 +172,16 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
         }
         return [r.id, was];
       }));
-      const change: RecordChange = { tableId: table, kind: 'updated', after, before, fields, depth };
+      const change: RecordChange = { tableId: table, kind: 'updated', after, before, fields, depth: by.depth };
       for (const l of listeners) await l.changed(tx, change);
+      await events.append(tx, by.baseId, by.actor, recordEvents(table, 'updated', after, before));
     }
   }
 
   async function create(actor: Actor | null, tableId: string, items: unknown[], single: boolean, opts: WriteOptions = {}): Promise<ApiRecord[]> {
     // Validation reads the field definitions inside the write transaction, so no schema change slips in between.
     return store.transaction(async (tx) => {
-      const { fields, resolve, ctx, graph } = await writeContext(tx, tableId);
+      const { baseId, fields, resolve, ctx, graph } = await writeContext(tx, tableId);
       const links = new Map();
       const rows: RowWrite[] = items.map((item, i) => ({ id: newId('rec'), values: prepare(fields, resolve, ctx, item, 'create', single ? undefined : i, links) }));
       await checkLinks(tx, links);
@@ -194,7 +196,8 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
         const change: RecordChange = { tableId, kind: 'created', after: byName, fields, depth: opts.depth ?? 0 };
         for (const l of listeners) await l.changed(tx, change);
       }
-      await computedChanged(tx, fanOut, opts.depth ?? 0, tableId, ids);
+      await events.append(tx, baseId, actor, recordEvents(tableId, 'created', byName));
+      await computedChanged(tx, fanOut, { actor, baseId, depth: opts.depth ?? 0 }, tableId, ids);
       // Listeners see values by name; only an Open API write needs them keyed by id as well.
       return opts.keyBy === 'id' ? after.map((r) => toApi(fields, r, 'id')) : byName;
     });
@@ -202,7 +205,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
 
   async function update(actor: Actor | null, tableId: string, items: Array<{ id: unknown; fields: unknown }>, single: boolean, opts: WriteOptions = {}): Promise<ApiRecord[]> {
     return store.transaction(async (tx) => {
-      const { fields, resolve, ctx, graph } = await writeContext(tx, tableId);
+      const { baseId, fields, resolve, ctx, graph } = await writeContext(tx, tableId);
       const links = new Map();
       const seen = new Set<string>();
       const rows: RowWrite[] = items.map((item, i) => {
@@ -219,7 +222,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       });
       await checkLinks(tx, links);
       const ids = rows.map((r) => r.id);
-      const before = listeners.some((l) => l.wantsBefore(tableId))
+      const before = events.enabled || listeners.some((l) => l.wantsBefore(tableId))
         ? new Map((await tx.records.getMany(tableId, fields, ids)).map((r) => [r.id, toApi(fields, r)]))
         : undefined;
       await tx.records.update(tableId, fields, rows, nowIso(), actor?.id ?? null);
@@ -232,13 +235,14 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
         const change: RecordChange = { tableId, kind: 'updated', after: byName, before, fields, depth: opts.depth ?? 0 };
         for (const l of listeners) await l.changed(tx, change);
       }
-      await computedChanged(tx, fanOut, opts.depth ?? 0, tableId, ids);
+      await events.append(tx, baseId, actor, recordEvents(tableId, 'updated', byName, before));
+      await computedChanged(tx, fanOut, { actor, baseId, depth: opts.depth ?? 0 }, tableId, ids);
       // Listeners see values by name; only an Open API write needs them keyed by id as well.
       return opts.keyBy === 'id' ? after.map((r) => toApi(fields, r, 'id')) : byName;
     });
   }
 
-  async function remove(tableId: string, ids: unknown[], single: boolean, opts: WriteOptions = {}): Promise<string[]> {
+  async function remove(actor: Actor | null, tableId: string, ids: unknown[], single: boolean, opts: WriteOptions = {}): Promise<string[]> {
     return store.transaction(async (tx) => {
       const { table, fields } = await context(tx, tableId);
       const seen = new Set<string>();
@@ -254,8 +258,10 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       });
       const graph = await computed.graphOf(tx, table.baseId);
       const linked = await computed.linkedBeforeDelete(tx, graph, tableId, ids as string[]);
+      const gone = events.enabled ? (await tx.records.getMany(tableId, fields, ids as string[])).map((r) => toApi(fields, r)) : [];
       await tx.records.delete(tableId, ids as string[], fields.filter((f) => f.type === 'link'), await fieldService.linksTo(tx, tableId));
-      await computedChanged(tx, await computed.afterDelete(tx, graph, linked), opts.depth ?? 0);
+      await events.append(tx, table.baseId, actor, recordEvents(tableId, 'deleted', gone));
+      await computedChanged(tx, await computed.afterDelete(tx, graph, linked), { actor, baseId: table.baseId, depth: opts.depth ?? 0 });
       await opts.inTransaction?.(tx, ids as string[]);
       return ids as string[];
     });
@@ -310,8 +316,8 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
     async updateRecord(actor: Actor | null, tableId: string, recordId: string, values: unknown, opts?: WriteOptions): Promise<ApiRecord> {
       return (await update(actor, tableId, [{ id: recordId, fields: values }], true, opts))[0];
     },
-    async deleteRecord(tableId: string, recordId: string, opts?: WriteOptions): Promise<{ id: string; deleted: true }> {
-      await remove(tableId, [recordId], true, opts);
+    async deleteRecord(actor: Actor | null, tableId: string, recordId: string, opts?: WriteOptions): Promise<{ id: string; deleted: true }> {
+      await remove(actor, tableId, [recordId], true, opts);
       return { id: recordId, deleted: true };
     },
 
@@ -333,7 +339,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       };
       if (action === 'create') return { items: await create(actor, tableId, list.map((item, i) => asItem(item, i).fields), false) };
       if (action === 'update') return { items: await update(actor, tableId, list.map((item, i) => asItem(item, i) as { id: unknown; fields: unknown }), false) };
-      return { deleted: await remove(tableId, list.map((item, i) => (typeof item === 'string' ? item : asItem(item, i).id)), false) };
+      return { deleted: await remove(actor, tableId, list.map((item, i) => (typeof item === 'string' ? item : asItem(item, i).id)), false) };
     },
   };
 }

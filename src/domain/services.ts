@@ -8,6 +8,7 @@ import { createAuthService, type LoginThrottle } from './auth.js';
 import { createBaseService } from './bases.js';
 import type { Deps } from './deps.js';
 import { createComputedEngine } from './computed/recompute.js';
+import { createEventLog } from './events.js';
 import { createFieldService } from './fields.js';
 import { createOpenApiService } from './open-api.js';
 import { createPluginRunService, createPluginService } from './plugins/index.js';
@@ -28,18 +29,19 @@ export function createServices(deps: Deps, opts: { throttle?: LoginThrottle } = 
   const appLimits = createAppRateLimits(apps, deps.limiter);
   let search: ReturnType<typeof createSearchIndexer> | undefined;
   const computed = createComputedEngine(deps);
-  const fields = createFieldService(deps, computed, (tableId) => search?.touch(tableId));
+  const events = createEventLog(deps);
+  const fields = createFieldService(deps, computed, events, (tableId) => search?.touch(tableId));
   const activity = createActivityMonitor();
   search = createSearchIndexer(deps, fields.loadFields, activity);
-  const tables = createTableService(deps, access, bases, fields);
-  const records = createRecordService(deps, tables, fields, search, computed);
+  const tables = createTableService(deps, access, bases, fields, events);
+  const records = createRecordService(deps, tables, fields, search, computed, events);
   const openApi = createOpenApiService(deps, apps, audit, fields, records);
   const workflows = createWorkflowService(deps, bases, fields, records);
   const plugins = createPluginService(deps, {
     access, hostVersion: deps.config.version, signer: deps.signer, fetch: deps.fetch, limiter: deps.limiter,
     proxyRatePerMinute: deps.config.proxyRatePerMinute,
   });
-  return { deps, keys: deps.keys, activity, search, computed, access, users, auth, audit, apps, appLimits, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
+  return { deps, keys: deps.keys, activity, search, computed, events, access, users, auth, audit, apps, appLimits, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
 }
 
 export type Services = ReturnType<typeof createServices>;

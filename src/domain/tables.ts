@@ -6,6 +6,7 @@ import { newId, nowIso } from '../ids.js';
 import type { Access } from './access.js';
 import type { BaseService } from './bases.js';
 import type { Actor, Deps } from './deps.js';
+import { eventField, eventTable, type EventLog } from './events.js';
 import type { FieldInput, FieldService } from './fields.js';
 import { pageArgs, type Page } from './pagination.js';
 import { AppError } from '../errors.js';
@@ -21,7 +22,7 @@ export interface Table {
 }
 
 
-export function createTableService(deps: Deps, access: Access, bases: BaseService, fieldService: FieldService) {
+export function createTableService(deps: Deps, access: Access, bases: BaseService, fieldService: FieldService, events: EventLog) {
   const { store } = deps;
   const { tables, fields: fieldsTable, users } = store.schema;
 
@@ -66,7 +67,7 @@ export function createTableService(deps: Deps, access: Access, bases: BaseServic
       return user.defaultBaseId;
     },
 
-    async createTable(baseId: string, input: { name: unknown; description?: unknown; fields?: unknown }): Promise<Table> {
+    async createTable(baseId: string, input: { name: unknown; description?: unknown; fields?: unknown }, actor: Actor | null = null): Promise<Table> {
       const name = checkName(input.name);
       const description = checkDescription(input.description);
       if (input.fields !== undefined && input.fields !== null && !Array.isArray(input.fields)) throw badRequest('fields must be an array', [{ field: 'fields', message: 'must be an array' }]);
@@ -88,11 +89,14 @@ export function createTableService(deps: Deps, access: Access, bases: BaseServic
             throw e;
           }
         }
-        return load(tx, id);
+        const table = await load(tx, id);
+        const fields = await fieldService.loadFields(tx, id);
+        await events.append(tx, baseId, actor, [{ type: 'table.created', tableId: id, data: { table: eventTable(table), fields: fields.map(eventField) } }]);
+        return table;
       });
     },
 
-    async updateTable(id: string, input: { name?: unknown; description?: unknown }): Promise<Table> {
+    async updateTable(id: string, input: { name?: unknown; description?: unknown }, actor: Actor | null = null): Promise<Table> {
       return store.transaction(async (tx) => {
         const table = await load(tx, id);
         const changes: Partial<typeof tables.$inferInsert> = { updatedAt: nowIso() };
@@ -103,12 +107,14 @@ export function createTableService(deps: Deps, access: Access, bases: BaseServic
         if (input.description !== undefined) changes.description = checkDescription(input.description);
         await tx.db.update(tables).set(changes).where(eq(tables.id, id));
         tx.announce('schema');
-        return load(tx, id);
+        const after = await load(tx, id);
+        await events.append(tx, table.baseId, actor, [{ type: 'table.updated', tableId: id, data: { before: eventTable(table), after: eventTable(after) } }]);
+        return after;
       });
     },
 
     /** Deletes a table with its fields, records, and the link fields elsewhere that point at it. */
-    async deleteTable(id: string): Promise<{ id: string; deleted: true }> {
+    async deleteTable(id: string, actor: Actor | null = null): Promise<{ id: string; deleted: true }> {
       return store.transaction(async (tx) => {
         const table = await load(tx, id);
         // Its fields and the links to it go with it: refused while a computed field elsewhere reads one of them.
@@ -122,6 +128,7 @@ export function createTableService(deps: Deps, access: Access, bases: BaseServic
         await tx.records.dropTable(id, await fieldService.loadFields(tx, id));
         await tx.db.delete(tables).where(eq(tables.id, id));
         fieldService.changed(tx);
+        await events.append(tx, table.baseId, actor, [{ type: 'table.deleted', tableId: id, data: { table: eventTable(table) } }]);
         return { id, deleted: true as const };
       });
     },

@@ -1,0 +1,111 @@
+// The event log (contract section 14): every change to records, fields and tables, written in the transaction of the
+// change (an outbox), with its actor; read by cursor per base and pruned after EVENT_RETENTION_DAYS. One log feeds the
+// events endpoint, subscriptions and webhooks, so none of them can see a change that rolled back or miss one that did not.
+import { and, asc, eq, gt, lt, max } from 'drizzle-orm';
+import { first, type UnitOfWork } from '../db/store.js';
+import { badRequest } from '../errors.js';
+import { newId, nowIso } from '../ids.js';
+import type { FieldDef } from '../fields/field-type.js';
+import type { Actor, Deps } from './deps.js';
+import type { ApiRecord } from './records.js';
+
+export const EVENT_TYPES = [
+  'record.created', 'record.updated', 'record.deleted', 'field.created', 'field.updated', 'field.deleted',
+  'table.created', 'table.updated', 'table.deleted', 'view.created', 'view.updated', 'view.deleted',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface NewEvent {
+  type: EventType;
+  tableId?: string | null;
+  recordId?: string | null;
+  data: Record<string, unknown>;
+}
+
+/** An event as the API shows it; `seq` is a string of digits, increasing within a base. */
+export interface ApiEvent {
+  id: string;
+  seq: string;
+  type: string;
+  base_id: string;
+  table_id: string | null;
+  record_id: string | null;
+  actor: { type: string; id: string | null };
+  at: string;
+  data: Record<string, unknown>;
+}
+
+/** A table and a field as events carry them. */
+export const eventTable = (t: { id: string; name: string; description?: string | null }) => ({ id: t.id, name: t.name, description: t.description ?? null });
+export const eventField = (f: FieldDef) => ({ id: f.id, name: f.name, type: f.type, required: f.required, options: f.options, config: f.config, indexed: f.indexed });
+
+/** Rows per INSERT: ten columns each, well inside every engine's parameter limit. */
+const INSERT_ROWS = 200;
+const json = (v: unknown) => JSON.stringify(v ?? null);
+
+/** The record events of one write: created/deleted records whole, updated ones by the fields whose value changed. */
+export function recordEvents(tableId: string, kind: 'created' | 'updated' | 'deleted', records: ApiRecord[], before?: Map<string, ApiRecord>): NewEvent[] {
+  if (kind === 'created') return records.map((r) => ({ type: 'record.created', tableId, recordId: r.id, data: { after: r.fields } }));
+  if (kind === 'deleted') return records.map((r) => ({ type: 'record.deleted', tableId, recordId: r.id, data: { before: r.fields } }));
+  const out: NewEvent[] = [];
+  for (const r of records) {
+    const was = before?.get(r.id)?.fields;
+    if (!was) continue;
+    const changed = Object.keys(r.fields).filter((name) => json(was[name]) !== json(r.fields[name]));
+    if (!changed.length) continue;
+    const pick = (values: Record<string, unknown>) => Object.fromEntries(changed.map((name) => [name, values[name] ?? null]));
+    out.push({ type: 'record.updated', tableId, recordId: r.id, data: { changed_fields: changed, before: pick(was), after: pick(r.fields) } });
+  }
+  return out;
+}
+
+export function createEventLog({ store, config }: Deps) {
+  const { events } = store.schema;
+
+  return {
+    /** Whether writes record events (EVENT_LOG); when off, callers may skip the reads that only events need. */
+    enabled: config.eventLog,
+
+    /** Appends events of a base inside `tx`; each gets the next `seq` of the base (writes take turns, so no gap). */
+    async append(tx: UnitOfWork, baseId: string, actor: Actor | null, items: NewEvent[]) {
+      if (!config.eventLog || !items.length) return;
+      let seq = (await first(tx.db.select({ m: max(events.seq) }).from(events).where(eq(events.baseId, baseId))))?.m ?? 0;
+      const at = nowIso();
+      const actorType = actor?.kind ?? 'user';
+      const actorId = actor?.id ?? null;
+      const rows = items.map((e) => ({
+        id: newId('evt'), baseId, seq: ++seq, type: e.type, tableId: e.tableId ?? null, recordId: e.recordId ?? null,
+        actorType, actorId, at, data: e.data,
+      }));
+      for (let i = 0; i < rows.length; i += INSERT_ROWS) await tx.db.insert(events).values(rows.slice(i, i + INSERT_ROWS));
+      tx.announce('events');
+    },
+
+    /** Events of a base after cursor `after`, in `seq` order; `next` is the cursor after the last, null at the end. */
+    async list(baseId: string, q: { after?: unknown; limit?: unknown; tableId?: string | null; type?: string | null }): Promise<{ items: ApiEvent[]; next: string | null }> {
+      const limit = q.limit === undefined || q.limit === null ? 100 : Number(q.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw badRequest('limit must be an integer from 1 to 1000', [{ field: 'limit', message: 'must be 1 to 1000' }]);
+      const after = q.after === undefined || q.after === null || q.after === '' ? 0 : Number(q.after);
+      if (!Number.isSafeInteger(after) || after < 0) throw badRequest('after must be a cursor (a seq) from an earlier page', [{ field: 'after', message: 'must be a non-negative integer' }]);
+      const where = and(eq(events.baseId, baseId), gt(events.seq, after), q.tableId ? eq(events.tableId, q.tableId) : undefined, q.type ? eq(events.type, q.type) : undefined);
+      const rows = await store.db.select().from(events).where(where).orderBy(asc(events.seq)).limit(limit + 1);
+      const items = rows.slice(0, limit).map(toApi);
+      return { items, next: rows.length > limit ? items[items.length - 1].seq : null };
+    },
+
+    /** Deletes events older than the retention period. */
+    async prune(now = Date.now()) {
+      const before = new Date(now - config.eventRetentionDays * 86_400_000).toISOString();
+      await store.transaction(async (tx) => void (await tx.db.delete(events).where(lt(events.at, before))));
+    },
+  };
+}
+
+function toApi(r: { id: string; seq: number; type: string; baseId: string; tableId: string | null; recordId: string | null; actorType: string; actorId: string | null; at: string; data: Record<string, unknown> }): ApiEvent {
+  return {
+    id: r.id, seq: String(r.seq), type: r.type, base_id: r.baseId, table_id: r.tableId, record_id: r.recordId,
+    actor: { type: r.actorType, id: r.actorId }, at: r.at, data: r.data,
+  };
+}
+
+export type EventLog = ReturnType<typeof createEventLog>;

@@ -1,0 +1,78 @@
+// The event log (contract section 14): every change written with it, read by cursor, with the actor and only real changes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeApp, makeTable, type TestClient } from './helpers.js';
+
+let c: TestClient;
+beforeAll(async () => {
+  c = await makeApp();
+});
+afterAll(() => c.close());
+
+const ok = (res: { status: number; body: any }, status = 200) => {
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body.data;
+};
+const eventsOf = async (baseId: string, query = '') => ok(await c.request('GET', `/api/v1/bases/${baseId}/events?limit=1000${query}`));
+
+describe('the event log', () => {
+  it('records record, field and table changes in order, with their data and actor, and nothing for a no-op', async () => {
+    const user = await c.user('Evie');
+    const baseId = user.defaultBaseId;
+    const t = await makeTable(c, [{ name: 'Name', type: 'text' }, { name: 'N', type: 'number' }], { baseId, token: user.token });
+    await c.request('POST', `/api/v1/tables/${t}/fields`, { token: user.token, body: { name: 'Twice', type: 'formula', config: { expression: '{N} * 2' } } });
+    const r = ok(await c.request('POST', `/api/v1/tables/${t}/records`, { token: user.token, body: { fields: { Name: 'a', N: 1 } } }), 201);
+    ok(await c.request('PUT', `/api/v1/tables/${t}/records/${r.id}`, { token: user.token, body: { fields: { N: 2 } } }));
+    ok(await c.request('PUT', `/api/v1/tables/${t}/records/${r.id}`, { token: user.token, body: { fields: { N: 2 } } }));
+    ok(await c.request('DELETE', `/api/v1/tables/${t}/records/${r.id}`, { token: user.token }));
+    const page = await eventsOf(baseId);
+    expect(page.next).toBeNull();
+    expect(page.items.map((e: any) => e.type)).toEqual(['table.created', 'field.created', 'record.created', 'record.updated', 'record.deleted']);
+    const seqs = page.items.map((e: any) => Number(e.seq));
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(page.items.every((e: any) => /^\d+$/.test(e.seq) && e.id.startsWith('evt') && e.base_id === baseId)).toBe(true);
+    const [, , created, updated, deleted] = page.items;
+    expect(created).toMatchObject({ table_id: t, record_id: r.id, actor: { type: 'user', id: user.id }, data: { after: { Name: 'a', N: 1, Twice: 2 } } });
+    expect(updated.data).toEqual({ changed_fields: ['N', 'Twice'], before: { N: 1, Twice: 2 }, after: { N: 2, Twice: 4 } });
+    expect(deleted.data).toEqual({ before: { Name: 'a', N: 2, Twice: 4 } });
+  });
+
+  it('pages by cursor with next, filters by table and type, and checks limit and who may read', async () => {
+    const user = await c.user('Pat');
+    const baseId = user.defaultBaseId;
+    const a = await makeTable(c, [{ name: 'Name', type: 'text' }], { baseId, token: user.token });
+    const b = await makeTable(c, [{ name: 'Name', type: 'text' }], { baseId, token: user.token });
+    for (let i = 0; i < 5; i++) ok(await c.request('POST', `/api/v1/tables/${i % 2 ? b : a}/records`, { token: user.token, body: { fields: { Name: `r${i}` } } }), 201);
+    const seen: string[] = [];
+    let after = '0';
+    for (;;) {
+      const page = ok(await c.request('GET', `/api/v1/bases/${baseId}/events?after=${after}&limit=2`, { token: user.token }));
+      seen.push(...page.items.map((e: any) => e.seq));
+      if (!page.next) break;
+      after = page.next;
+    }
+    expect(seen.length).toBe(7);
+    expect(new Set(seen).size).toBe(7);
+    const onlyA = await eventsOf(baseId, `&table_id=${a}&type=record.created`);
+    expect(onlyA.items.map((e: any) => e.data.after.Name)).toEqual(['r0', 'r2', 'r4']);
+    expect((await c.request('GET', `/api/v1/bases/${baseId}/events?limit=0`)).status).toBe(400);
+    expect((await c.request('GET', `/api/v1/bases/${baseId}/events?limit=1001`)).status).toBe(400);
+    const editor = await c.user('Ed');
+    ok(await c.request('PUT', `/api/v1/bases/${baseId}/members/${editor.id}`, { token: user.token, body: { role: 'editor' } }));
+    expect((await c.request('GET', `/api/v1/bases/${baseId}/events`, { token: editor.token })).status).toBe(403);
+  });
+
+  it('a computed change in another table is an update event of that record, with the writer as actor', async () => {
+    const user = await c.user('Cora');
+    const baseId = user.defaultBaseId;
+    const people = await makeTable(c, [{ name: 'Rate', type: 'number' }], { baseId, token: user.token });
+    const tasks = await makeTable(c, [{ name: 'Owner', type: 'link', config: { table_id: people } }], { baseId, token: user.token });
+    ok(await c.request('POST', `/api/v1/tables/${tasks}/fields`, { token: user.token, body: { name: 'Rate', type: 'lookup', config: { link_field: 'Owner', field: 'Rate' } } }), 201);
+    const p = ok(await c.request('POST', `/api/v1/tables/${people}/records`, { token: user.token, body: { fields: { Rate: 1 } } }), 201);
+    const task = ok(await c.request('POST', `/api/v1/tables/${tasks}/records`, { token: user.token, body: { fields: { Owner: [p.id] } } }), 201);
+    const { items: before } = await eventsOf(baseId);
+    ok(await c.request('PUT', `/api/v1/tables/${people}/records/${p.id}`, { token: user.token, body: { fields: { Rate: 5 } } }));
+    const { items } = await eventsOf(baseId, `&after=${before[before.length - 1].seq}`);
+    expect(items.map((e: any) => [e.type, e.record_id])).toEqual([['record.updated', p.id], ['record.updated', task.id]]);
+    expect(items[1]).toMatchObject({ actor: { type: 'user', id: user.id }, data: { changed_fields: ['Rate'], before: { Rate: [1] }, after: { Rate: [5] } } });
+  });
+});
