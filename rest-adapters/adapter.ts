@@ -4,7 +4,8 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import { parse, validate, GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { AppError, type ErrorCode, type ErrorDetail } from '../src/errors.js';
 import { compileOperation, definedOnly, executeOperation, type CompiledOperation } from '../schema/run-operation.js';
-import { json } from './envelopes.js';
+import { json, jsonText } from './envelopes.js';
+import { fingerprint, idempotencyKeyOf, keptHeaders, replayedBody, type IdempotencyBegin, type IdempotencyHooks, type KeptAnswer } from './idempotency.js';
 import { MAX_UPLOAD_BYTES } from '../src/limits.js';
 import type { RequestState } from '../src/log.js';
 import type { Family, Route, RouteRequest } from './route.js';
@@ -33,10 +34,12 @@ interface CompiledRoute {
   /** The document compiled to JavaScript once (graphql-jit): no per-request walk of the document or argument coercion. */
   operation: CompiledOperation;
   checkBody?: ValidateFunction;
+  /** Whether the route honours Idempotency-Key (RestHandlerOptions.idempotency). */
+  idempotent: boolean;
 }
 
 /** Parses and validates every route's GraphQL document against the schema; throws naming the route that broke. */
-export function compileRoutes(schema: GraphQLSchema, routes: Route[]): CompiledRoute[] {
+export function compileRoutes(schema: GraphQLSchema, routes: Route[], idempotent: (route: Route) => boolean = () => false): CompiledRoute[] {
   const ajv = new Ajv2020({ allErrors: false, strict: false });
   return routes.map((route) => {
     const document = parse(route.document);
@@ -49,7 +52,10 @@ export function compileRoutes(schema: GraphQLSchema, routes: Route[]): CompiledR
     });
     const operation = compileOperation(schema, document);
     if (!operation.compiled) throw new Error(`Route ${route.method} ${route.path}: graphql-jit cannot compile its document`);
-    return { route, pattern: new RegExp(`^${source}$`), paramNames, document, operation, checkBody: route.body ? ajv.compile(route.body) : undefined };
+    return {
+      route, pattern: new RegExp(`^${source}$`), paramNames, document, operation, checkBody: route.body ? ajv.compile(route.body) : undefined,
+      idempotent: idempotent(route),
+    };
   });
 }
 
@@ -138,10 +144,26 @@ export interface RestHandlerOptions<C> {
    * answer, and an AppError it throws (or rejects with) is the answer.
    */
   beforeBody?: (route: Route, document: DocumentNode, ctx: C) => Record<string, string> | void | Promise<Record<string, string> | void>;
+  /**
+   * Idempotency-Key (contract section 14) on the routes `appliesTo` picks: the key is claimed once the body is read
+   * (the fingerprint needs it), so answers given before that (401, 403 before the body, 429, 413, malformed JSON) are
+   * never kept. Without it the header is ignored.
+   */
+  idempotency?: IdempotencyHooks<C>;
+}
+
+/** What one request carries through `run`: the headers of its answer so far, and its claim of an Idempotency-Key. */
+interface Job {
+  headers: Record<string, string>;
+  key?: string;
+  claim?: Extract<IdempotencyBegin, { outcome: 'claimed' }>;
+  /** The kept answer to the key's first request, when this is a repeat. */
+  replay?: KeptAnswer;
 }
 
 export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
-  const compiled = compileRoutes(opts.schema, opts.routes);
+  const idempotency = opts.idempotency;
+  const compiled = compileRoutes(opts.schema, opts.routes, idempotency && ((route) => idempotency.appliesTo(route)));
 
   function match(method: string, pathname: string) {
     let pathMatched = false;
@@ -183,17 +205,36 @@ export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
     return query;
   }
 
-  async function run(c: CompiledRoute, request: Request, url: URL, params: Record<string, string>, state: RequestState, headers: Record<string, string>): Promise<Outcome> {
+  /**
+   * Claims the job's key (false: run the request), or answers for it: true with the kept answer in `job.replay`, or a
+   * 409 / 422 thrown, which is never kept.
+   */
+  async function claimKey(job: Job, ctx: C, method: string, url: URL, body: unknown): Promise<boolean> {
+    const begun = await idempotency!.begin(ctx, job.key!, fingerprint(method, url, body));
+    if (!begun) return false;
+    if (begun.outcome === 'replay') {
+      job.replay = begun.answer;
+      return true;
+    }
+    if (begun.outcome === 'claimed') job.claim = begun;
+    else if (begun.outcome === 'running') {
+      throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still running; retry once it has answered', { headers: { 'retry-after': '1' } });
+    } else throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with another method, path or body');
+    return false;
+  }
+
+  async function run(c: CompiledRoute, request: Request, url: URL, params: Record<string, string>, state: RequestState, job: Job): Promise<Outcome | undefined> {
     const { route } = c;
     const family = opts.families[route.family];
     const ctx = await opts.context(request, state, route);
     // Awaited only when it is a promise (an application's rate-limit charge): other routes go on without a pause.
     const before = opts.beforeBody?.(route, c.document, ctx);
-    Object.assign(headers, before instanceof Promise ? await before : before);
+    Object.assign(job.headers, before instanceof Promise ? await before : before);
     const query = parseQuery(route, url);
     let body: unknown;
     if (route.method === 'POST' || route.method === 'PUT') {
       body = await readBody(request, route.bodyFormat);
+      if (job.key !== undefined && (await claimKey(job, ctx, route.method, url, body))) return undefined;
       if (route.body) {
         if (body === undefined) body = {};
         if (!c.checkBody!(body)) {
@@ -201,7 +242,7 @@ export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
           throw new AppError('BAD_REQUEST', d.message, { details: [d] });
         }
       }
-    }
+    } else if (job.key !== undefined && (await claimKey(job, ctx, route.method, url, undefined))) return undefined;
     // An absent key stays absent, at every depth (definedOnly).
     const variables = definedOnly(route.variables({ params, query, body: body ?? {}, headers: request.headers }));
     const result = await executeOperation(c.operation, ctx, variables);
@@ -224,15 +265,28 @@ export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
       }
       const routeFamily = opts.families[found.compiled.route.family];
       state.route = found.compiled.route.path;
-      const headers: Record<string, string> = { ...routeFamily.headers };
+      const job: Job = { headers: { ...routeFamily.headers } };
+      let answer: Outcome;
       try {
-        const outcome = await run(found.compiled, request, url, found.params, state, headers);
-        return json(outcome.status, outcome.body, requestId, { ...headers, ...outcome.headers });
+        if (found.compiled.idempotent) job.key = idempotencyKeyOf(request);
+        const outcome = await run(found.compiled, request, url, found.params, state, job);
+        if (!outcome) {
+          const { status, headers, body } = job.replay!;
+          return jsonText(status, replayedBody(body, requestId), requestId, { ...job.headers, ...headers, 'idempotent-replayed': 'true' });
+        }
+        if (!job.claim) return json(outcome.status, outcome.body, requestId, { ...job.headers, ...outcome.headers });
+        answer = outcome;
       } catch (error) {
         const e = classifyError(error);
         if (e.cause) state.error = e.cause;
-        return json(e.status, routeFamily.error(e.status, e.code, e.message, requestId, e.details), requestId, { ...headers, ...e.headers });
+        answer = { status: e.status, body: routeFamily.error(e.status, e.code, e.message, requestId, e.details), headers: e.headers };
+        if (!job.claim) return json(answer.status, answer.body, requestId, { ...job.headers, ...answer.headers });
       }
+      // The key was claimed: keep the answer (a 5xx drops the claim) before giving it, so a retry finds it.
+      const text = JSON.stringify(answer.body);
+      await job.claim!.finish({ status: answer.status, headers: keptHeaders(answer.headers), body: text })
+        .catch((e) => console.error(`keeping the answer of Idempotency-Key request ${requestId} failed:`, e));
+      return jsonText(answer.status, text, requestId, { ...job.headers, ...answer.headers });
     },
   };
 }

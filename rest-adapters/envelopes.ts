@@ -10,6 +10,14 @@ export function json(status: number, body: unknown, requestId: string, headers: 
   });
 }
 
+/** `json` for a body already serialised (an answer kept for Idempotency-Key). */
+export function jsonText(status: number, text: string, requestId: string, headers: Record<string, string> = {}): Response {
+  return new Response(text, {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId, ...headers },
+  });
+}
+
 export function v1Success(data: unknown) {
   return { code: 0, msg: 'success', data };
 }
@@ -18,11 +26,11 @@ export function v1Error(status: number, code: string, message: string, requestId
   return { code: status, msg: message, error: code, data: null, request_id: requestId, ...(details?.length ? { details } : {}) };
 }
 
-/** The open family's error codes: lower-case, and `rate_limit` for 429. */
+/** The open family's error codes: lower-case, `rate_limit` for 429, `unprocessable_entity` for a reused Idempotency-Key. */
 const OPEN_CODES: Partial<Record<ErrorCode, string>> = {
   BAD_REQUEST: 'bad_request', UNAUTHORIZED: 'unauthorized', FORBIDDEN: 'forbidden', NOT_FOUND: 'not_found',
   METHOD_NOT_ALLOWED: 'method_not_allowed', CONFLICT: 'conflict', PAYLOAD_TOO_LARGE: 'payload_too_large',
-  RATE_LIMITED: 'rate_limit', INTERNAL_ERROR: 'internal_error',
+  RATE_LIMITED: 'rate_limit', INTERNAL_ERROR: 'internal_error', IDEMPOTENCY_KEY_REUSED: 'unprocessable_entity',
 };
 const openCode = (code: ErrorCode, status: number) => OPEN_CODES[code] ?? (status >= 500 ? 'internal_error' : status === 401 ? 'unauthorized' : 'bad_request');
 

@@ -139,6 +139,12 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       // The Open API's answers carry RateLimit-* (contract 6); the same charge applies at /graphql (useApplicationLimits).
       if (route.family === 'open' && route.path.startsWith('/api/open/')) return chargeApplication(ctx, schema, document);
     },
+    // Idempotency-Key (contract section 14): writes under /api/v1 and /api/open/v1, kept per actor (a user, or an
+    // application whatever its token); every route there takes a bearer token, so there is always an actor.
+    idempotency: {
+      appliesTo: (route) => route.method !== 'GET' && (route.path.startsWith('/api/v1/') || route.path.startsWith('/api/open/v1/')),
+      begin: (ctx, key, fingerprint) => ctx.actor ? services.idempotency.begin(`${ctx.actor.kind}:${ctx.actor.id}`, key, fingerprint) : undefined,
+    },
   });
   const openApiV1 = JSON.stringify(buildOpenApi(v1Routes, { title: 'Table Service API v1', version: config.version, serverUrl: config.publicUrl }));
   const openApiOpen = JSON.stringify(buildOpenApi(openApiRoutes, {

@@ -11,6 +11,8 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'RATE_LIMITED'
   | 'INTERNAL_ERROR'
+  // Idempotency-Key reused for another method, path or body (contract section 14).
+  | 'IDEMPOTENCY_KEY_REUSED'
   // Plugin platform (contract section 7).
   | 'INVALID_PACKAGE'
   | 'VERSION_NOT_HIGHER'
@@ -41,6 +43,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
+  IDEMPOTENCY_KEY_REUSED: 422,
   INVALID_PACKAGE: 400,
   VERSION_NOT_HIGHER: 409,
   INVALID_CONFIG: 400,

@@ -10,6 +10,7 @@ import type { Deps } from './deps.js';
 import { createComputedEngine } from './computed/recompute.js';
 import { createEventLog } from './events.js';
 import { createFieldService } from './fields.js';
+import { createIdempotency } from './idempotency.js';
 import { createOpenApiService } from './open-api.js';
 import { createPluginRunService, createPluginService } from './plugins/index.js';
 import { createRecordService } from './records.js';
@@ -41,7 +42,8 @@ export function createServices(deps: Deps, opts: { throttle?: LoginThrottle } = 
     access, hostVersion: deps.config.version, signer: deps.signer, fetch: deps.fetch, limiter: deps.limiter,
     proxyRatePerMinute: deps.config.proxyRatePerMinute,
   });
-  return { deps, keys: deps.keys, activity, search, computed, events, access, users, auth, audit, apps, appLimits, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
+  const idempotency = createIdempotency(deps);
+  return { deps, keys: deps.keys, activity, idempotency, search, computed, events, access, users, auth, audit, apps, appLimits, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
 }
 
 export type Services = ReturnType<typeof createServices>;

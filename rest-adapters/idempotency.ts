@@ -1,0 +1,94 @@
+// Idempotency-Key at the REST doors (contract section 14): the header's check, a request's fingerprint, the headers
+// worth keeping and the body of a replay. The keeping itself is the domain's (src/domain/idempotency.ts), handed to
+// createRestHandler as hooks by src/app.ts: this layer never imports the domain.
+import { createHash, type Hash } from 'node:crypto';
+import { AppError } from '../src/errors.js';
+import type { Route } from './route.js';
+
+/** An answer as kept: the status, the headers to replay (never X-Request-Id) and the JSON body's text. */
+export interface KeptAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export type IdempotencyBegin =
+  | { outcome: 'claimed'; finish(answer: KeptAnswer): Promise<void> }
+  | { outcome: 'replay'; answer: KeptAnswer }
+  | { outcome: 'running' }
+  | { outcome: 'reused' };
+
+export interface IdempotencyHooks<C> {
+  /** Whether requests of `route` honour the header; asked once per route when the routes are compiled. */
+  appliesTo(route: Route): boolean;
+  /** Claims `key` for the caller of `ctx`; undefined when the caller has no identity to keep answers under. */
+  begin(ctx: C, key: string, fingerprint: string): Promise<IdempotencyBegin> | undefined;
+}
+
+/** 1 to 255 printable ASCII characters (space to tilde). */
+const KEY = /^[\x20-\x7e]{1,255}$/;
+
+/** The request's Idempotency-Key, undefined without one; a malformed key is a 400. */
+export function idempotencyKeyOf(request: Request): string | undefined {
+  const key = request.headers.get('idempotency-key');
+  if (key === null) return undefined;
+  if (!KEY.test(key)) {
+    const message = 'must be 1 to 255 printable ASCII characters';
+    throw new AppError('BAD_REQUEST', `Idempotency-Key ${message}`, { details: [{ field: 'Idempotency-Key', message }] });
+  }
+  return key;
+}
+
+/**
+ * Feeds a parsed body to `hash` in a canonical form: object keys sorted, so a client that serialises its retry with
+ * another key order still matches; bytes (an uploaded package) as they are.
+ */
+function feed(hash: Hash, value: unknown): void {
+  if (value === undefined) hash.update('u');
+  else if (value === null || typeof value !== 'object') hash.update(JSON.stringify(value));
+  else if (value instanceof Uint8Array) hash.update(`b${value.byteLength}:`).update(value);
+  else if (Array.isArray(value)) {
+    hash.update('[');
+    for (const item of value) {
+      feed(hash, item);
+      hash.update(',');
+    }
+    hash.update(']');
+  } else {
+    hash.update('{');
+    for (const k of Object.keys(value).sort()) {
+      hash.update(JSON.stringify(k)).update(':');
+      feed(hash, (value as Record<string, unknown>)[k]);
+      hash.update(',');
+    }
+    hash.update('}');
+  }
+}
+
+/** `METHOD /path <sha-256 of the query string and the parsed body>`: what a repeat of the key must match. */
+export function fingerprint(method: string, url: URL, body: unknown): string {
+  const hash = createHash('sha256').update(url.search).update('\n');
+  feed(hash, body);
+  return `${method} ${url.pathname} ${hash.digest('base64url')}`;
+}
+
+/**
+ * The headers of an answer worth replaying: those the operation set (Retry-After, WWW-Authenticate, Location). Not
+ * X-Request-Id (each answer has its own) nor RateLimit-* (a repeat gets its own, fresh), and not the family's fixed
+ * headers (added to every answer anyway).
+ */
+export function keptHeaders(headers: Record<string, string> | undefined): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (!/^(x-request-id$|ratelimit)/i.test(name)) kept[name] = value;
+  }
+  return kept;
+}
+
+/** A kept body as the repeat answers it: with the repeat's own `request_id` where the envelope has one. */
+export function replayedBody(body: string, requestId: string): string {
+  if (!body.includes('"request_id"')) return body;
+  const parsed = JSON.parse(body) as unknown;
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed) || !('request_id' in parsed)) return body;
+  return JSON.stringify({ ...parsed, request_id: requestId });
+}

@@ -1,0 +1,126 @@
+// Idempotency-Key (contract section 14): the first answer to a write is kept 24 h per actor and key, and a repeat gets
+// it back instead of running again. One row per actor and key in `idempotency_keys`, claimed before the request runs:
+//
+// - While the first request runs, `status` is null and `expires_at` is a lease (now + 60 s) that the request renews every
+//   20 s. A row whose lease has passed belongs to a request that died (its process was killed): the next claim takes it.
+//   The lease's value doubles as the claim's token: the renewal and the final write match on it, so a request that lost
+//   its claim never overwrites the one that took it over.
+// - When it has answered, the row holds the status, the headers worth replaying and the body, and `expires_at` moves to
+//   24 h after the answer. A 5xx deletes the row instead: a retry runs again.
+// - Expired rows are deleted lazily, at most once a minute per process, inside a claim's transaction (one indexed DELETE).
+//
+// The claim is one write transaction (an upsert that only overwrites an expired row, and a read of the row when it did
+// not); write transactions are serialised on every engine, and across processes on PostgreSQL, so two repeats never
+// both claim one key.
+import { and, eq, isNull, lt, lte } from 'drizzle-orm';
+import { first } from '../db/store.js';
+import type { Deps } from './deps.js';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** How long a running request's claim lasts without renewal; renewed every third of it. */
+export const IDEMPOTENCY_LEASE_MS = 60_000;
+const PRUNE_EVERY_MS = 60_000;
+
+/** An answer as kept: the status, the headers to replay (never X-Request-Id) and the JSON body's text. */
+export interface KeptAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** A claimed key: `finish` stores the answer (or drops the claim for a 5xx); call it exactly once. */
+export interface IdempotencyClaim {
+  outcome: 'claimed';
+  finish(answer: KeptAnswer): Promise<void>;
+}
+export type IdempotencyBegin =
+  | IdempotencyClaim
+  /** The key's first request answered this, with the same method, path and body. */
+  | { outcome: 'replay'; answer: KeptAnswer }
+  /** The key's first request is still running. */
+  | { outcome: 'running' }
+  /** The key was used with another method, path or body. */
+  | { outcome: 'reused' };
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttlMs?: number } = {}) {
+  const { idempotencyKeys: keys } = store.schema;
+  const leaseMs = opts.leaseMs ?? IDEMPOTENCY_LEASE_MS;
+  const ttlMs = opts.ttlMs ?? IDEMPOTENCY_TTL_MS;
+  let prunedAt = 0;
+
+  /** The row of `actor` and `key` while `lease` is its lease: the claim still belongs to whoever holds that lease. */
+  const held = (actor: string, key: string, lease: string) =>
+    and(eq(keys.actor, actor), eq(keys.key, key), isNull(keys.status), eq(keys.expiresAt, lease));
+
+  function claimed(actor: string, key: string, firstLease: string): IdempotencyClaim {
+    let lease = firstLease;
+    let renewing: Promise<void> = Promise.resolve();
+    let lost = false;
+    const renew = () => {
+      renewing = renewing.then(async () => {
+        if (lost) return;
+        const next = iso(Date.now() + leaseMs);
+        const rows = await store.transaction((tx) => tx.db.update(keys).set({ expiresAt: next }).where(held(actor, key, lease)).returning({ key: keys.key }));
+        if (rows.length) lease = next;
+        else lost = true;
+      }).catch((e) => console.error('renewing an Idempotency-Key claim failed:', e));
+    };
+    const timer = setInterval(renew, Math.max(1, Math.floor(leaseMs / 3)));
+    timer.unref();
+    return {
+      outcome: 'claimed',
+      async finish(answer) {
+        clearInterval(timer);
+        await renewing;
+        if (lost) return;
+        await store.transaction(async (tx) => {
+          if (answer.status >= 500) await tx.db.delete(keys).where(held(actor, key, lease));
+          else {
+            await tx.db.update(keys)
+              .set({ status: answer.status, headers: answer.headers, body: answer.body, expiresAt: iso(Date.now() + ttlMs) })
+              .where(held(actor, key, lease));
+          }
+        });
+      },
+    };
+  }
+
+  return {
+    /**
+     * Claims `key` for `actor` (e.g. `user:usr...`) and a request of `fingerprint` (method, path and body), or says why
+     * not: the kept answer to replay, the first request still running, or the key used for another request.
+     */
+    async begin(actor: string, key: string, fingerprint: string): Promise<IdempotencyBegin> {
+      const now = Date.now();
+      const nowText = iso(now);
+      const lease = iso(now + leaseMs);
+      const prune = now - prunedAt >= PRUNE_EVERY_MS;
+      if (prune) prunedAt = now;
+      const found = await store.transaction(async (tx) => {
+        if (prune) await tx.db.delete(keys).where(lt(keys.expiresAt, nowText));
+        const won = await tx.db.insert(keys)
+          .values({ actor, key, fingerprint, status: null, headers: null, body: null, expiresAt: lease })
+          // An existing row is taken over only once it has expired (a kept answer past 24 h, or a dead request's lease).
+          .onConflictDoUpdate({
+            target: [keys.actor, keys.key],
+            set: { fingerprint, status: null, headers: null, body: null, expiresAt: lease },
+            setWhere: lte(keys.expiresAt, nowText),
+          })
+          .returning({ key: keys.key });
+        if (won.length) return { won: true as const };
+        return { won: false as const, row: await first(tx.db.select().from(keys).where(and(eq(keys.actor, actor), eq(keys.key, key)))) };
+      });
+      if (found.won) return claimed(actor, key, lease);
+      const { row } = found;
+      // Not there although the claim found it taken: cannot happen while claims take turns; ask for a retry.
+      if (!row) return { outcome: 'running' };
+      if (row.fingerprint !== fingerprint) return { outcome: 'reused' };
+      if (row.status === null || row.body === null) return { outcome: 'running' };
+      return { outcome: 'replay', answer: { status: Number(row.status), headers: row.headers ?? {}, body: row.body } };
+    },
+  };
+}
+
+export type Idempotency = ReturnType<typeof createIdempotency>;
