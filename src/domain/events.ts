@@ -59,8 +59,17 @@ export function recordEvents(tableId: string, kind: 'created' | 'updated' | 'del
   return out;
 }
 
+/** Work that must commit or roll back with the events it is given (webhook deliveries are queued this way). */
+export type AppendHook = (tx: UnitOfWork, baseId: string, appended: ApiEvent[]) => Promise<void>;
+
 export function createEventLog({ store, config }: Deps) {
   const { events } = store.schema;
+  const hooks: AppendHook[] = [];
+  /** Hears of committed events of a base (from this process, or announced by another with baseId unknown: null). */
+  const listeners = new Set<(baseId: string | null) => void>();
+  store.onAnnouncement('events', () => {
+    for (const l of listeners) l(null);
+  });
 
   return {
     /** Whether writes record events (EVENT_LOG); when off, callers may skip the reads that only events need. */
@@ -78,7 +87,25 @@ export function createEventLog({ store, config }: Deps) {
         actorType, actorId, at, data: e.data,
       }));
       for (let i = 0; i < rows.length; i += INSERT_ROWS) await tx.db.insert(events).values(rows.slice(i, i + INSERT_ROWS));
+      if (hooks.length) {
+        const appended = rows.map(toApi);
+        for (const hook of hooks) await hook(tx, baseId, appended);
+      }
       tx.announce('events');
+      tx.afterCommit(() => {
+        for (const l of listeners) l(baseId);
+      });
+    },
+
+    /** Runs `hook` inside every transaction that appends events, after they are written. */
+    onAppend(hook: AppendHook) {
+      hooks.push(hook);
+    },
+
+    /** Calls `listener` after events commit; returns the function that stops it. */
+    listen(listener: (baseId: string | null) => void): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
     },
 
     /** Events of a base after cursor `after`, in `seq` order; `next` is the cursor after the last, null at the end. */
