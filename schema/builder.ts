@@ -49,6 +49,8 @@ export const builder = new SchemaBuilder<{
   plugins: [ScopeAuthPlugin],
   defaultFieldNullability: false,
   scopeAuth: {
+    // A subscription is refused when it is made (an error, never a silently empty stream); each event is re-checked by the stream.
+    authorizeOnSubscribe: true,
     authScopes: (ctx) => ({
       // The user-facing operations take user tokens only; applications use the Open API.
       loggedIn: ctx.actor?.kind === 'user',
@@ -89,3 +91,4 @@ builder.scalarType('JSON', {
 
 builder.queryType({});
 builder.mutationType({});
+builder.subscriptionType({});

@@ -11,4 +11,6 @@ export interface Context {
   clientAddress: string;
   /** The request's record for its access line and extra answer headers; absent for in-process operations (workflows). */
   requestState?: RequestState;
+  /** SSE's `Last-Event-ID` of a reconnecting subscriber: where its event subscriptions resume. */
+  lastEventId?: string | null;
 }

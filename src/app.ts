@@ -27,6 +27,7 @@ import { createWorkflowRunner } from './domain/workflow-runner.js';
 import { startRunUpkeep } from './domain/interrupted-runs.js';
 import { createGuardedFetch } from './net/ssrf-guard.js';
 import { buildOpenApi } from '../rest-adapters/openapi.js';
+import { withEventIds } from './graphql/sse-event-ids.js';
 import { useCompiledOperations } from './graphql/use-compiled-operations.js';
 import { useHttpStatusExtension } from './graphql/use-http-status-extension.js';
 import { useInternalErrorLog } from './graphql/use-internal-error-log.js';
@@ -92,7 +93,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   async function contextFor(request: Request, requestState: RequestState): Promise<Context> {
     const actor = await services.auth.actorFromHeader(request.headers.get('authorization'));
     requestState.actorId = actor?.id;
-    return { actor, services, requestId: requestState.requestId, clientAddress: requestState.clientAddress, requestState };
+    return { actor, services, requestId: requestState.requestId, clientAddress: requestState.clientAddress, requestState, lastEventId: request.headers.get('last-event-id') };
   }
 
   /** The caller's address: the socket's peer, or behind a trusted reverse proxy the last hop of X-Forwarded-For. */
@@ -186,7 +187,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     }
     if (p === '/graphql') {
       state.route = p;
-      return yoga.fetch(request, { requestState: state });
+      return withEventIds(await yoga.fetch(request, { requestState: state }));
     }
     if (p === '/api/v1/openapi.json' || p === '/api/open/v1/openapi.json') {
       state.route = p;

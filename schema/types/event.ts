@@ -39,3 +39,29 @@ builder.queryFields((t) => ({
     resolve: (_r, a, ctx) => ctx.services.events.list(a.baseId, a),
   }),
 }));
+
+/** Where a subscription starts: `after`, else a reconnecting client's Last-Event-ID, else now (only new events). */
+const startAfter = (after: string | null | undefined, lastEventId: string | null | undefined) => after ?? lastEventId ?? null;
+
+builder.subscriptionFields((t) => ({
+  tableEvents: t.field({
+    type: Event,
+    description: 'Events of a table as they commit, in seq order; with `after` (or SSE Last-Event-ID) every event after that seq first, none twice',
+    args: { tableId: t.arg.id({ required: true }), after: t.arg.string({ required: false }) },
+    authScopes: (_r, a) => ({ baseRole: { tableId: a.tableId, role: 'viewer' } }),
+    subscribe: async (_r, a, ctx) => {
+      const table = await ctx.services.tables.getTable(a.tableId);
+      return ctx.services.events.stream(table.baseId, { tableId: a.tableId, after: startAfter(a.after, ctx.lastEventId), stillAllowed: () => ctx.services.access.canRead(ctx.actor, table.baseId) });
+    },
+    resolve: (e: ApiEvent) => e,
+  }),
+  baseEvents: t.field({
+    type: Event,
+    description: 'Events of a base as they commit, in seq order; with `after` (or SSE Last-Event-ID) every event after that seq first, none twice',
+    args: { baseId: t.arg.id({ required: true }), after: t.arg.string({ required: false }) },
+    authScopes: (_r, a) => ({ baseRole: { baseId: a.baseId, role: 'viewer' } }),
+    subscribe: (_r, a, ctx) =>
+      ctx.services.events.stream(a.baseId, { after: startAfter(a.after, ctx.lastEventId), stillAllowed: () => ctx.services.access.canRead(ctx.actor, a.baseId) }),
+    resolve: (e: ApiEvent) => e,
+  }),
+}));

@@ -68,6 +68,10 @@ export function createAccess({ store }: Deps) {
 
   return {
     roleIn,
+    /** Whether the actor may still read the base (a subscription asks again between events). */
+    async canRead(actor: Actor | null, baseId: string): Promise<boolean> {
+      return !!actor && (await roleIn(actor, baseId)) !== null;
+    },
     /**
      * `roleIn` as a step of a unit of work: inside a transaction it reads through it, so it sees the memberships the
      * transaction has written; outside it is `roleIn`.

@@ -3,7 +3,7 @@
 // events endpoint, subscriptions and webhooks, so none of them can see a change that rolled back or miss one that did not.
 import { and, asc, eq, gt, lt, max } from 'drizzle-orm';
 import { first, type UnitOfWork } from '../db/store.js';
-import { badRequest } from '../errors.js';
+import { badRequest, forbidden } from '../errors.js';
 import { newId, nowIso } from '../ids.js';
 import type { FieldDef } from '../fields/field-type.js';
 import type { Actor, Deps } from './deps.js';
@@ -38,6 +38,10 @@ export interface ApiEvent {
 /** A table and a field as events carry them. */
 export const eventTable = (t: { id: string; name: string; description?: string | null }) => ({ id: t.id, name: t.name, description: t.description ?? null });
 export const eventField = (f: FieldDef) => ({ id: f.id, name: f.name, type: f.type, required: f.required, options: f.options, config: f.config, indexed: f.indexed });
+
+/** Events a subscription reads per query, and how often it looks without being woken. */
+const STREAM_BATCH = 500;
+const STREAM_POLL_MS = 1000;
 
 /** Rows per INSERT: ten columns each, well inside every engine's parameter limit. */
 const INSERT_ROWS = 200;
@@ -118,6 +122,50 @@ export function createEventLog({ store, config }: Deps) {
       const rows = await store.db.select().from(events).where(where).orderBy(asc(events.seq)).limit(limit + 1);
       const items = rows.slice(0, limit).map(toApi);
       return { items, next: rows.length > limit ? items[items.length - 1].seq : null };
+    },
+
+    /**
+     * The events of a base (or of one table) after `after` as they commit, in `seq` order and each once; without `after`,
+     * from now. Woken by commits of this process and announcements of others, and at least every second. Between batches
+     * it asks `stillAllowed` and ends with a 403 once the subscriber may no longer read the base.
+     */
+    async *stream(baseId: string, opts: { tableId?: string; after: string | null; stillAllowed: () => Promise<boolean> }): AsyncGenerator<ApiEvent> {
+      let cursor: number;
+      if (opts.after !== null && opts.after !== '') {
+        cursor = Number(opts.after);
+        if (!Number.isSafeInteger(cursor) || cursor < 0) throw badRequest('after must be a seq from an earlier event', [{ field: 'after', message: 'must be a non-negative integer' }]);
+      } else cursor = (await first(store.db.select({ m: max(events.seq) }).from(events).where(eq(events.baseId, baseId))))?.m ?? 0;
+      let wake: (() => void) | undefined;
+      let woken = false;
+      const stop = this.listen((b) => {
+        if (b !== null && b !== baseId) return;
+        woken = true;
+        wake?.();
+      });
+      try {
+        for (;;) {
+          woken = false;
+          const page = await this.list(baseId, { after: cursor, limit: STREAM_BATCH, tableId: opts.tableId });
+          for (const e of page.items) {
+            cursor = Number(e.seq);
+            yield e;
+          }
+          if (page.next) continue;
+          if (!woken) {
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, STREAM_POLL_MS);
+              wake = () => {
+                clearTimeout(timer);
+                resolve();
+              };
+            });
+            wake = undefined;
+          }
+          if (!(await opts.stillAllowed())) throw forbidden('You can no longer read this base');
+        }
+      } finally {
+        stop();
+      }
     },
 
     /** Deletes events older than the retention period. */
