@@ -27,8 +27,10 @@ export interface PluginInfo {
 
 export const PLUGIN_FIELDS = 'id name description author type version versions status consecutiveFailures permissions extensionPoints endpoints configSchema installation createdAt updatedAt';
 
-/** Field types whose values the service sets itself. */
-export const READ_ONLY_TYPES = new Set(['created_time', 'last_modified_time', 'autonumber']);
+/** Field types computed from other fields (contract section 12): read-only, but their changes fire record_updated. */
+export const COMPUTED_TYPES = new Set(['formula', 'lookup', 'rollup', 'count']);
+/** Field types whose values the service sets itself: nothing writes them. */
+export const READ_ONLY_TYPES = new Set(['created_time', 'last_modified_time', 'autonumber', ...COMPUTED_TYPES]);
 
 /** Every base the signed-in user can open (all of them for a system administrator). */
 export async function loadBases(): Promise<BaseRef[]> {

@@ -1,9 +1,15 @@
-// Field types as the web app knows them (contract section 4): labels, icons, read-only types, filter operators per type, value formatting.
+// Field types as the web app knows them (contract sections 4 and 12): labels, icons, read-only and computed types, filter operators per type (a computed field's by its result), value formatting.
 import { formatDateTime } from '../ui/format';
+import { lookupElementField } from './computedFields';
+import { linkLabels } from './linkLabels';
 
 export type FieldTypeName =
   | 'text' | 'long_text' | 'number' | 'date' | 'single_select' | 'multi_select' | 'checkbox' | 'user' | 'link'
-  | 'email' | 'url' | 'phone' | 'rating' | 'created_time' | 'last_modified_time' | 'autonumber';
+  | 'email' | 'url' | 'phone' | 'rating' | 'created_time' | 'last_modified_time' | 'autonumber'
+  | 'formula' | 'lookup' | 'rollup' | 'count';
+
+/** What a formula or rollup evaluates to (`config.result_type`, set by the server). */
+export type ResultType = 'number' | 'text' | 'boolean' | 'date';
 
 export interface FieldDef {
   id: string;
@@ -14,6 +20,8 @@ export interface FieldDef {
   config: Record<string, any>;
   required: boolean;
   indexed: boolean;
+  /** A computed field still being computed in the background: how many records are done; null once current. */
+  computing?: { done: number; total: number } | null;
 }
 
 export interface MemberInfo {
@@ -32,7 +40,7 @@ export interface RecordRow {
   updatedBy?: string | null;
 }
 
-export const FIELD_TYPE_LIST: Array<{ type: FieldTypeName; label: string; icon: string; hint: string }> = [
+export const FIELD_TYPE_LIST: Array<{ type: FieldTypeName; label: string; icon: string; hint: string; computed?: boolean }> = [
   { type: 'text', label: 'Single line text', icon: 'Aa', hint: 'A short piece of text' },
   { type: 'long_text', label: 'Long text', icon: '¶', hint: 'Paragraphs of text' },
   { type: 'number', label: 'Number', icon: '#', hint: 'Integers or decimals, with optional precision' },
@@ -49,15 +57,41 @@ export const FIELD_TYPE_LIST: Array<{ type: FieldTypeName; label: string; icon: 
   { type: 'created_time', label: 'Created time', icon: '◷', hint: 'Set when the record is created' },
   { type: 'last_modified_time', label: 'Last modified time', icon: '◶', hint: 'Set when the record changes' },
   { type: 'autonumber', label: 'Autonumber', icon: '№', hint: 'A number counting up' },
+  { type: 'formula', label: 'Formula', icon: 'ƒx', hint: 'Computed from other fields of the record, e.g. {Price} * {Qty}', computed: true },
+  { type: 'lookup', label: 'Lookup', icon: '⇢', hint: 'The values of a field of the linked records', computed: true },
+  { type: 'rollup', label: 'Rollup', icon: 'Σ', hint: 'One value summarising a field of the linked records: sum, average, count…', computed: true },
+  { type: 'count', label: 'Count', icon: '#⇄', hint: 'How many records a link field holds', computed: true },
 ];
 const META = new Map(FIELD_TYPE_LIST.map((t) => [t.type, t]));
 export const typeLabel = (t: string) => META.get(t as FieldTypeName)?.label ?? t;
 export const typeIcon = (t: string) => META.get(t as FieldTypeName)?.icon ?? '?';
 
-export const READ_ONLY_TYPES = new Set<FieldTypeName>(['created_time', 'last_modified_time', 'autonumber']);
-export const isReadOnly = (f: FieldDef) => READ_ONLY_TYPES.has(f.type);
-/** Types whose values can be sorted (the server refuses sorting a link). */
+/** Types whose values the service computes from other fields (contract section 12). */
+export const COMPUTED_TYPES = new Set<FieldTypeName>(['formula', 'lookup', 'rollup', 'count']);
+export const isComputed = (f: Pick<FieldDef, 'type'>) => COMPUTED_TYPES.has(f.type);
+/** Types nobody writes: the grid opens no editor on them and a write is refused. */
+export const READ_ONLY_TYPES = new Set<FieldTypeName>(['created_time', 'last_modified_time', 'autonumber', ...COMPUTED_TYPES]);
+export const isReadOnly = (f: Pick<FieldDef, 'type'>) => READ_ONLY_TYPES.has(f.type);
+/** Types whose values can be sorted (the server refuses sorting a link; computed fields sort by their result). */
 export const isSortable = (f: FieldDef) => f.type !== 'link';
+
+const RESULT_AS: Record<ResultType, FieldTypeName> = { number: 'number', text: 'text', boolean: 'checkbox', date: 'date' };
+/** A formula's or rollup's result type (a rollup without one is a number, as on the server). */
+export function resultTypeOf(f: Pick<FieldDef, 'type' | 'config'>): ResultType | null {
+  const r = f.config?.result_type;
+  if (r === 'number' || r === 'text' || r === 'boolean' || r === 'date') return r;
+  if (f.type === 'rollup' || f.type === 'count') return 'number';
+  if (f.type === 'formula') return 'text';
+  return null;
+}
+/**
+ * The type a field's values look, filter and sort like: a formula or rollup as its result type (a boolean as a checkbox),
+ * a count as a number, every other type (lookup included) as itself.
+ */
+export function valueType(f: Pick<FieldDef, 'type' | 'config'>): FieldTypeName {
+  if (f.type === 'formula' || f.type === 'rollup' || f.type === 'count') return RESULT_AS[resultTypeOf(f)!];
+  return f.type;
+}
 
 export type Operator =
   | 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'contains' | 'not_contains' | 'starts_with' | 'ends_with'
@@ -66,12 +100,17 @@ export type Operator =
 const TEXTY: FieldTypeName[] = ['text', 'long_text', 'email', 'url', 'phone'];
 const ORDERED: FieldTypeName[] = ['number', 'rating', 'autonumber', 'date', 'created_time', 'last_modified_time', ...TEXTY];
 const IN_TYPES: FieldTypeName[] = [...TEXTY, 'number', 'single_select', 'user'];
-const SET_TYPES: FieldTypeName[] = ['multi_select', 'link', 'user'];
+const SET_TYPES: FieldTypeName[] = ['multi_select', 'link', 'user', 'lookup'];
+/** Types filtered only as sets of values. */
+const ONLY_SETS: FieldTypeName[] = ['multi_select', 'link', 'lookup'];
 
-/** The operators valid for a field type, in menu order (the contract's table). */
+/**
+ * The operators valid for a field type, in menu order (the contract's table). Pass a computed field's `valueType`:
+ * a number formula, rollup or count filters like a number, a lookup like a set.
+ */
 export function operatorsFor(type: FieldTypeName): Operator[] {
   const ops: Operator[] = [];
-  if (type !== 'multi_select' && type !== 'link') ops.push('eq', 'neq');
+  if (!ONLY_SETS.includes(type)) ops.push('eq', 'neq');
   if (TEXTY.includes(type)) ops.push('contains', 'not_contains', 'starts_with', 'ends_with');
   if (ORDERED.includes(type)) ops.push('gt', 'gte', 'lt', 'lte');
   if (IN_TYPES.includes(type)) ops.push('in', 'not_in');
@@ -120,6 +159,7 @@ export function valueKind(type: FieldTypeName, op: Operator): ValueKind {
     case 'multi_select': return 'options';
     case 'user': return many ? 'users' : 'user';
     case 'link': return 'ids';
+    case 'lookup': return 'list';
     default: return many ? 'list' : 'text';
   }
 }
@@ -176,11 +216,12 @@ export function formatNumber(v: unknown, f: FieldDef) {
   return typeof p === 'number' ? v.toLocaleString('en-US', { minimumFractionDigits: p, maximumFractionDigits: p }) : v.toLocaleString('en-US', { maximumFractionDigits: 10 });
 }
 
-/** Plain text of a value (for titles, copy and the read-only cells). */
+/** Plain text of a value (for titles, copy and the read-only cells); a computed value as its result type. */
 export function textOf(v: unknown, f: FieldDef, members?: Map<string, MemberInfo>): string {
   if (v === null || v === undefined) return '';
-  switch (f.type) {
-    case 'number': return formatNumber(v, f);
+  if (f.type === 'lookup') return (Array.isArray(v) ? v : [v]).map((x) => elementText(x, lookupElementField(f), members)).join(', ');
+  switch (valueType(f)) {
+    case 'number': case 'autonumber': return formatNumber(v, f);
     case 'date': case 'created_time': case 'last_modified_time': return formatDate(String(v));
     case 'checkbox': return v ? 'Yes' : 'No';
     case 'user': return members?.get(String(v))?.name ?? String(v);
@@ -188,6 +229,15 @@ export function textOf(v: unknown, f: FieldDef, members?: Map<string, MemberInfo
     case 'rating': return '★'.repeat(Number(v) || 0);
     default: return typeof v === 'object' ? JSON.stringify(v) : String(v);
   }
+}
+
+/** The text of one element of a lookup, by the field it comes from (plain text while that field is unknown). */
+export function elementText(v: unknown, from: FieldDef | null, members?: Map<string, MemberInfo>): string {
+  if (v === null || v === undefined) return '';
+  if (!from) return typeof v === 'object' ? JSON.stringify(v) : String(v);
+  if (from.type === 'link') return linkLabels.get(String(v)) ?? String(v);
+  if (from.type === 'multi_select') return String(v);
+  return textOf(v, from, members);
 }
 
 /** Compares two API values for "did the edit change anything". */

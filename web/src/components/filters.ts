@@ -1,5 +1,6 @@
 // The filter and sort state of a table view and their conversion to the contract's `filter` and `sort` JSON (section 4).
-import { emptyFilterValue, filterOperand, operatorsFor, valueKind, type FieldDef, type Operator } from './fieldTypes';
+import { lookupElementField } from './computedFields';
+import { emptyFilterValue, filterOperand, operatorsFor, valueKind, valueType, type FieldDef, type Operator } from './fieldTypes';
 
 export interface FilterCondition {
   kind: 'cond';
@@ -28,39 +29,51 @@ export const emptyFilter = (): FilterState => ({ conjunction: 'and', items: [] }
 
 export function newCondition(field: FieldDef): FilterCondition {
   const op = defaultOperator(field);
-  return { kind: 'cond', key: ++seq, fieldId: field.id, op, value: emptyFilterValue(valueKind(field.type, op)) };
+  return { kind: 'cond', key: ++seq, fieldId: field.id, op, value: emptyFilterValue(valueKind(valueType(field), op)) };
 }
 export function newGroup(field: FieldDef): FilterGroup {
   return { kind: 'group', key: ++seq, conjunction: 'or', items: [newCondition(field)] };
 }
 function defaultOperator(f: FieldDef): Operator {
-  const ops = operatorsFor(f.type);
-  if (['text', 'long_text', 'email', 'url', 'phone'].includes(f.type)) return 'contains';
-  if (f.type === 'multi_select' || f.type === 'link') return 'has_any';
+  const type = valueType(f);
+  const ops = operatorsFor(type);
+  if (['text', 'long_text', 'email', 'url', 'phone'].includes(type)) return 'contains';
+  if (type === 'multi_select' || type === 'link' || type === 'lookup') return 'has_any';
   return ops[0];
 }
 
 /** Points a condition at another field: keeps the operator when it still applies, resets the value. */
 export function changeField(c: FilterCondition, field: FieldDef) {
   c.fieldId = field.id;
-  if (!operatorsFor(field.type).includes(c.op)) c.op = defaultOperator(field);
-  c.value = emptyFilterValue(valueKind(field.type, c.op));
+  if (!operatorsFor(valueType(field)).includes(c.op)) c.op = defaultOperator(field);
+  c.value = emptyFilterValue(valueKind(valueType(field), c.op));
 }
 /** Changes the operator: keeps the value when its kind stays the same. */
 export function changeOperator(c: FilterCondition, field: FieldDef, op: Operator) {
-  const before = valueKind(field.type, c.op);
+  const before = valueKind(valueType(field), c.op);
   c.op = op;
-  const after = valueKind(field.type, op);
+  const after = valueKind(valueType(field), op);
   if (before !== after) c.value = emptyFilterValue(after);
 }
 
 function conditionJson(c: FilterCondition, byId: Map<string, FieldDef>) {
   const f = byId.get(c.fieldId);
-  if (!f || !operatorsFor(f.type).includes(c.op)) return undefined;
-  const kind = valueKind(f.type, c.op);
-  const value = filterOperand(kind, c.value);
+  if (!f || !operatorsFor(valueType(f)).includes(c.op)) return undefined;
+  const kind = valueKind(valueType(f), c.op);
+  let value = filterOperand(kind, c.value);
   if (value === undefined) return undefined;
+  if (f.type === 'lookup' && Array.isArray(value)) value = value.map((v) => lookupOperand(f, v));
   return kind === 'none' ? { field: f.name, operator: c.op } : { field: f.name, operator: c.op, value };
+}
+
+/** A typed value of a lookup filter as its elements are: a number or a boolean when the looked-up field holds those. */
+function lookupOperand(f: FieldDef, v: unknown): unknown {
+  const from = lookupElementField(f);
+  if (!from || typeof v !== 'string') return v;
+  const type = valueType(from);
+  if (['number', 'rating', 'autonumber'].includes(type) && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
+  if (type === 'checkbox' && /^(true|false)$/i.test(v)) return v.toLowerCase() === 'true';
+  return v;
 }
 
 /** The contract's filter object, leaving out conditions not filled in yet; null when nothing filters. */
@@ -103,7 +116,7 @@ export function pruneView(state: FilterState, sort: SortKey[], fields: FieldDef[
   const keep = (c: FilterCondition) => {
     const f = byId.get(c.fieldId);
     if (!f) return false;
-    if (!operatorsFor(f.type).includes(c.op)) changeField(c, f);
+    if (!operatorsFor(valueType(f)).includes(c.op)) changeField(c, f);
     return true;
   };
   state.items = state.items.filter((item) => {

@@ -1,12 +1,13 @@
-// The read-only look of a cell: cellDisplay() turns a value into a small description the grid template renders inline (no component per cell), and CellView renders one for editors' previews.
+// The read-only look of a cell: cellDisplay() turns a value into a small description the grid template renders inline (no component per cell), and CellView renders one for editors' previews and the drawer's computed values.
 import { h, type FunctionalComponent } from 'vue';
-import { formatDate, formatNumber, type FieldDef, type MemberInfo } from '../fieldTypes';
+import { lookupElementField } from '../computedFields';
+import { elementText, formatDate, formatNumber, isComputed, valueType, type FieldDef, type MemberInfo } from '../fieldTypes';
 import { linkLabels } from '../linkLabels';
 import { chipClass, colorFor, formatDateTime, initials } from '../../ui/format';
 
 export type CellDisplay =
   | { k: 'empty' }
-  | { k: 'cb'; on: boolean }
+  | { k: 'cb'; on: boolean; ro?: boolean }
   | { k: 'text'; t: string; cls?: string }
   | { k: 'chips'; items: Array<{ t: string; cls: string; title?: string }> }
   | { k: 'user'; name: string; initials: string; color: string; title: string }
@@ -14,9 +15,31 @@ export type CellDisplay =
 
 const EMPTY: CellDisplay = { k: 'empty' };
 
+/** A lookup's elements as chips, each in the look of the field it comes from. */
+function lookupChips(field: FieldDef, value: unknown, members: Map<string, MemberInfo>): CellDisplay {
+  const items = Array.isArray(value) ? value : [value];
+  if (!items.length) return EMPTY;
+  const from = lookupElementField(field);
+  return {
+    k: 'chips',
+    items: items.map((v) => {
+      const t = elementText(v, from, members);
+      if (from?.type === 'link') return { t, cls: 'link', title: String(v) };
+      if (from?.type === 'single_select' || from?.type === 'multi_select') return { t, cls: chipClass(String(v), from.options) };
+      return { t, cls: 'lk', title: t };
+    }),
+  };
+}
+
 export function cellDisplay(field: FieldDef, value: unknown, members: Map<string, MemberInfo>): CellDisplay {
-  const t = field.type;
-  if (t === 'checkbox') return { k: 'cb', on: !!value };
+  if (field.type === 'lookup') return value === null || value === undefined ? EMPTY : lookupChips(field, value, members);
+  // A formula, rollup or count looks like its result type.
+  const t = valueType(field);
+  if (t === 'checkbox') {
+    // A computed boolean that could not be computed is blank, not unchecked.
+    if (isComputed(field)) return value === null || value === undefined ? EMPTY : { k: 'cb', on: !!value, ro: true };
+    return { k: 'cb', on: !!value };
+  }
   if (value === null || value === undefined || value === '') return EMPTY;
   switch (t) {
     case 'number':
@@ -56,7 +79,7 @@ export function cellDisplay(field: FieldDef, value: unknown, members: Map<string
 export const CellView: FunctionalComponent<{ field: FieldDef; value: unknown; members: Map<string, MemberInfo> }> = ({ field, value, members }) => {
   const d = cellDisplay(field, value, members);
   switch (d.k) {
-    case 'cb': return h('span', { class: ['cb', d.on ? 'on' : ''], role: 'checkbox', 'aria-checked': d.on }, d.on ? '✓' : '');
+    case 'cb': return h('span', { class: ['cb', d.on ? 'on' : '', d.ro ? 'ro' : ''], role: 'checkbox', 'aria-checked': d.on, 'aria-readonly': d.ro ? 'true' : undefined }, d.on ? '✓' : '');
     case 'text': return h('span', { class: d.cls }, d.t);
     case 'chips': return h('span', { class: 'chips' }, d.items.map((c) => h('span', { class: ['chip', c.cls], title: c.title }, c.t)));
     case 'user': return h('span', { class: 'user-cell', title: d.title }, [h('span', { class: 'avatar xs', style: { background: d.color } }, d.initials), h('span', { class: 'ellipsis' }, d.name)]);

@@ -5,6 +5,7 @@ import type { FieldDef } from '../fieldTypes';
 const DEFAULT_W: Record<string, number> = {
   text: 200, long_text: 260, number: 120, date: 150, single_select: 150, multi_select: 220, checkbox: 96, user: 170, link: 220,
   email: 210, url: 210, phone: 150, rating: 130, created_time: 180, last_modified_time: 180, autonumber: 96,
+  formula: 170, lookup: 220, rollup: 150, count: 110,
 };
 /** The width of the leading column (tick, row number, expand). */
 export const LEAD_W = 96;

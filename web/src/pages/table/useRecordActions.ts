@@ -21,6 +21,8 @@ export function useRecordActions(opts: {
   view: TableView;
   drawer: RecordDrawerState;
   grid: () => GridHandle | null;
+  /** Computed fields of the table read other records of it (through a link to itself): a write reloads the page. */
+  readsOwnRecords?: Ref<boolean>;
 }) {
   const { rows, total, selection } = opts.view;
   /** Records just added, flashed in the grid. */
@@ -34,6 +36,8 @@ export function useRecordActions(opts: {
         t: opts.tableId(), id: row.id, f: { [f.name]: value },
       })).updateRecord;
       replaceRow(r);
+      // The answer carries this record's recomputed values; other records' come with a reload.
+      if (opts.readsOwnRecords?.value) void opts.view.loadRecords();
     } catch (e) {
       const cur = rows.value.find((x) => x.id === row.id);
       if (cur) replaceRow({ ...cur, fields: { ...cur.fields, [f.name]: old } });
