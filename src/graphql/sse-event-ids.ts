@@ -8,18 +8,23 @@ export function withEventIds(response: Response): Response {
   const encoder = new TextEncoder();
   const ids = new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
-      // yoga enqueues each `data: ...\n\n` line as one chunk; an event's id may stand anywhere in its message.
-      const text = decoder.decode(chunk);
-      if (text.startsWith('data: {')) {
-        try {
-          const data = JSON.parse(text.slice(6)).data as Record<string, { seq?: unknown } | null> | undefined;
-          const seq = FIELDS.map((f) => data?.[f]?.seq).find((s) => typeof s === 'string');
-          if (seq) controller.enqueue(encoder.encode(`id: ${seq}\n`));
-        } catch {
-          /* not one whole JSON message: pass it on as it is */
-        }
+      // yoga writes a message as `event: next\n` then `data: <json>\n\n`; an id line may stand anywhere in the message.
+      const text = decoder.decode(chunk, { stream: true });
+      if (!text.includes('data: {')) {
+        controller.enqueue(chunk);
+        return;
       }
-      controller.enqueue(chunk);
+      const out = text.split('\n').map((line) => {
+        if (!line.startsWith('data: {')) return line;
+        try {
+          const data = JSON.parse(line.slice(6)).data as Record<string, { seq?: unknown } | null> | undefined;
+          const seq = FIELDS.map((f) => data?.[f]?.seq).find((v) => typeof v === 'string');
+          return seq ? `id: ${seq}\n${line}` : line;
+        } catch {
+          return line; // not one whole JSON line: passed on as it is
+        }
+      });
+      controller.enqueue(encoder.encode(out.join('\n')));
     },
   });
   return new Response(response.body.pipeThrough(ids), { status: response.status, statusText: response.statusText, headers: response.headers });
