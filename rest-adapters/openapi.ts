@@ -8,7 +8,7 @@ const ERROR_STATUSES: Record<string, string> = {
   '403': 'Not allowed for this caller',
   '404': 'Not found',
   '405': 'Method not allowed',
-  '409': 'Conflict',
+  '409': 'Conflict (also: the same Idempotency-Key while its first request runs)',
   '413': 'Body too large',
   '429': 'Too many requests',
   '500': 'Internal error',
@@ -25,18 +25,24 @@ export function buildOpenApi(routes: Route[], info: { title: string; version: st
     const queryParams = Object.entries(route.query ?? {}).map(([name, q]) => ({
       name, in: 'query', required: q.required ?? false, description: q.description, schema: { type: q.type },
     }));
+    // Contract section 14: writes under /api/v1 and /api/open/v1 take an Idempotency-Key.
+    const idempotent = route.method !== 'GET' && /^\/api\/(v1|open\/v1)\//.test(route.path);
+    const headerParams = idempotent ? [{
+      name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 },
+      description: 'Replays the first answer (24 h, per caller) with Idempotent-Replayed: true; 422 for another request, 409 while the first runs',
+    }] : [];
     const status = String(route.status ?? 200);
     const operation: Record<string, unknown> = {
       operationId: operationId(route),
       summary: route.summary,
       tags: [route.tag],
-      parameters: [...pathParams, ...queryParams],
+      parameters: [...pathParams, ...queryParams, ...headerParams],
       responses: {
         [status]: {
           description: 'Success',
           content: { 'application/json': { schema: envelope(route) } },
         },
-        ...Object.fromEntries(Object.entries(ERROR_STATUSES).map(([code, description]) => [
+        ...Object.fromEntries(Object.entries({ ...ERROR_STATUSES, ...(idempotent ? { '422': 'The Idempotency-Key was used for another request (IDEMPOTENCY_KEY_REUSED)' } : {}) }).map(([code, description]) => [
           code, { description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.family === 'token' ? 'TokenError' : 'Error'}` } } } },
         ])),
       },

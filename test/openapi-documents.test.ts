@@ -220,7 +220,10 @@ describe('the OpenAPI document', () => {
       const queryParams = op.parameters.filter((p: any) => p.in === 'query').map((p: any) => p.name);
       expect(queryParams, where).toEqual(Object.keys(route.query ?? {}));
       const success = String(route.status ?? 200);
-      expect(Object.keys(op.responses).sort(), where).toEqual([success, '400', '401', '403', '404', '405', '409', '413', '429', '500', '502', '504'].sort());
+      // Writes under /api/v1 and /api/open/v1 take an Idempotency-Key and may answer 422 (contract section 14).
+      const idempotent = route.method !== 'GET' && /^\/api\/(v1|open\/v1)\//.test(route.path);
+      expect(op.parameters.some((p: any) => p.in === 'header' && p.name === 'Idempotency-Key'), `${where}: Idempotency-Key`).toBe(idempotent);
+      expect(Object.keys(op.responses).sort(), where).toEqual([success, '400', '401', '403', '404', '405', '409', '413', '429', '500', '502', '504', ...(idempotent ? ['422'] : [])].sort());
       expect(op.responses[success].content['application/json'].schema.properties.data, where).toEqual(route.response);
       expect(op.requestBody !== undefined, `${where}: requestBody`).toBe(route.body !== undefined || route.bodyFormat === 'upload');
       if (route.bodyFormat === 'upload') {
