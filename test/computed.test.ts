@@ -174,7 +174,19 @@ describe('values stay current', () => {
     await expectCurrent(tasks, 'Cost');
   });
 
-  it('a self-link, and a record linked to itself', async () => {
+  it('a formula reading a link as text changes when a linked record is deleted', async () => {
+    const tags = await makeTable(c, [{ name: 'Tag', type: 'text' }]);
+    const posts = await makeTable(c, [{ name: 'Tags', type: 'link', config: { table_id: tags } }]);
+    await field(posts, { name: 'Has tags', type: 'formula', config: { expression: 'LEN({Tags}) > 0' } });
+    const tag = await create(tags, { Tag: 'x' });
+    const post = await create(posts, { Tags: [tag.id] });
+    expect(post.fields['Has tags']).toBe(true);
+    await remove(tags, tag.id);
+    expect(await valueOf(posts, post.id, 'Has tags')).toBe(false);
+    await expectCurrent(posts, 'Has tags');
+  });
+
+    it('a self-link, and a record linked to itself', async () => {
     const t = await makeTable(c, [{ name: 'Name', type: 'text' }, { name: 'Score', type: 'number' }]);
     const fields = ok(await c.request('GET', `/api/v1/tables/${t}/fields`)).items as any[];
     void fields;

@@ -69,13 +69,17 @@ export function buildGraph(fields: FieldDef[]): ComputedGraph {
   const computed = fields.filter((f) => ['formula', 'lookup', 'rollup', 'count'].includes(f.type));
   for (const c of computed) {
     const { own, linked } = inputsOf(c);
-    for (const id of own) push(readers, id, c);
-    const link = byId.get(c.config.link_field as string);
-    if (link) {
-      const target = link.config.table_id as string;
-      if (!(linksInto.get(target) ?? []).includes(link)) push(linksInto, target, link);
-      if (linked) push(throughLinks, linked, { computed: c, link });
+    for (const id of own) {
+      push(readers, id, c);
+      // A link read in the record (by count, lookup, rollup, or a formula as text) changes when a linked record goes.
+      const input = byId.get(id);
+      if (input?.type === 'link') {
+        const target = input.config.table_id as string;
+        if (!(linksInto.get(target) ?? []).includes(input)) push(linksInto, target, input);
+      }
     }
+    const link = byId.get(c.config.link_field as string);
+    if (link && linked) push(throughLinks, linked, { computed: c, link });
   }
   return { byId, order: topologicalOrder(computed, byId), readers, throughLinks, linksInto };
 }
