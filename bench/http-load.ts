@@ -107,7 +107,7 @@ export function processCpuSeconds(pid: number): number | null {
 }
 
 export interface Req {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   /** Sent as application/json unless `headers` names another content-type. */
   body?: string;

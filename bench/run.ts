@@ -6,7 +6,8 @@
 // SQLite workloads (baseline bench/baseline-server.ts, node:http + better-sqlite3): 1-5 the v1 records API (list,
 // filters, sort, batch create, REST vs GraphQL); T1-T4 OAuth and the Open API (bench/open-api.ts,
 // bench/token-verify.ts): token endpoint, Open API list, token verification in process, keyword search; W1-W2 workflows
-// (bench/workflows.ts); S the start time of the built server (bench/start-time.ts); P the Python runtime
+// (bench/workflows.ts); C1-C4 computed fields (bench/computed.ts): fan-out, list with computed fields, adding a formula
+// to the 100k and to the 1M table; S the start time of the built server (bench/start-time.ts); P the Python runtime
 // (bench/python-runtime.ts, a separate process at the end).
 // PostgreSQL workloads (bench/postgres.ts, bench/pg-workloads.ts; baseline bench/pg-baseline-server.ts, node:http + pg
 // running the same SQL): PG1 list, PG2 indexed eq filter on the 1M table, PG3 keyword search, PG4 batch create; PGW the
@@ -46,12 +47,13 @@ import { fmt, type Row } from './report.js';
 import { finish } from './results.js';
 import {
   ADMIN, BIG_RECORDS, CONNECTIONS, enc, ENGINES, eqFilter, KEEP, LATENCY_SECONDS, LIST_PAGES, LIST_RECORDS, listPath, ONLY, PAGE_SIZE, PROFILE, ROOT,
-  SCALE, SEED_BIG, SEED_LIST, SERVICE_DIR, SLOW_SECONDS, THROUGHPUT_SECONDS, VERIFY_DISTINCT, VERIFY_REUSE_CALLS, WORKFLOW_RECORDS,
+  COMPUTED_LIST_RECORDS, SCALE, SEED_BIG, SEED_LIST, SERVICE_DIR, SLOW_SECONDS, THROUGHPUT_SECONDS, VERIFY_DISTINCT, VERIFY_REUSE_CALLS, WORKFLOW_RECORDS,
 } from './settings.js';
 import { fieldMeta, queryPlans } from './sql.js';
 import { startTime } from './start-time.js';
 import { tokenVerification } from './token-verify.js';
 import { workflowThroughput, workflowWriteLatency } from './workflows.js';
+import { computedAddField, computedAddFieldBig, computedFanOut, computedList, type ComputedCtx } from './computed.js';
 
 if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
   // The header comment of this file is the usage: print it.
@@ -60,7 +62,7 @@ if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
   process.exit(0);
 }
 
-const SQLITE_WORKLOADS = ['1', '2', '3', '4', '5', 'T1', 'T2', 'T3', 'T4', 'W1', 'W2'];
+const SQLITE_WORKLOADS = ['1', '2', '3', '4', '5', 'T1', 'T2', 'T3', 'T4', 'W1', 'W2', 'C1', 'C2', 'C3', 'C4'];
 
 const GRAPHQL_LIST = 'query Records($tableId: ID!, $page: Int, $pageSize: Int) { records(tableId: $tableId, page: $page, pageSize: $pageSize) { items { id fields createdAt updatedAt } total page pageSize } }';
 const graphqlList = (tableId: string, page: number): Req => ({
@@ -92,8 +94,8 @@ async function runSqlite(tmp: string, rows: Row[], problems: string[], profileDi
     const login = await sendJson(makeTarget('service', svcBase), { method: 'POST', path: '/api/auth/login', body: JSON.stringify(ADMIN) });
     const svc = makeTarget('service', svcBase, { authorization: `Bearer ${login.data.token}` }, CONNECTIONS, service.proc.pid);
 
-    const needList = ['1', '4', '5', 'T2'].some((w) => ONLY.has(w));
-    const needBig = ['2', '3', 'T4'].some((w) => ONLY.has(w));
+    const needList = ['1', '4', '5', 'T2', 'C3'].some((w) => ONLY.has(w));
+    const needBig = ['2', '3', 'T4', 'C4'].some((w) => ONLY.has(w));
     // Every table the bench creates lands in the administrator's default base: the base the Open API app may access.
     let benchBase = (login.data.user?.default_base_id as string | undefined) ?? '';
 
@@ -288,6 +290,13 @@ async function runSqlite(tmp: string, rows: Row[], problems: string[], profileDi
       await settle();
       await workflowWriteLatency(wfCtx, LATENCY_SECONDS);
     });
+
+    // ---- C1-C4: computed fields (issue 14) ----
+    const cCtx: ComputedCtx = { svc, rows, problems, settle };
+    await guard(['C1'], () => computedFanOut(cCtx));
+    await guard(['C2'], () => computedList(cCtx, COMPUTED_LIST_RECORDS, THROUGHPUT_SECONDS));
+    if (listTable) await guard(['C3'], () => computedAddField(cCtx, listTable, LIST_RECORDS));
+    if (bigTable) await guard(['C4'], () => computedAddFieldBig(cCtx, bigTable, BIG_RECORDS));
   } finally {
     // Stop gracefully so a --cpu-prof profile gets written; procs.ts kills anything left on any exit path.
     if (baseline) await stop(baseline).catch(() => undefined);

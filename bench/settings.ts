@@ -15,7 +15,7 @@ export const ENGINES = { sqlite: ENGINE_NAME !== 'postgres', postgres: ENGINE_NA
 
 /** PostgreSQL workloads: list, eq filter, keyword search, batch create, and scale-out over WORKERS (PGW and PGWF rows). */
 export const PG_WORKLOADS = ['PG1', 'PG2', 'PG3', 'PG4', 'PGW'];
-const ALL_WORKLOADS = ['1', '2', '3', '4', '5', 'T1', 'T2', 'T3', 'T4', 'W1', 'W2', 'S', 'P', ...PG_WORKLOADS];
+const ALL_WORKLOADS = ['1', '2', '3', '4', '5', 'T1', 'T2', 'T3', 'T4', 'W1', 'W2', 'C1', 'C2', 'C3', 'C4', 'S', 'P', ...PG_WORKLOADS];
 export const ONLY = new Set((process.env.BENCH_ONLY ?? ALL_WORKLOADS.join(',')).split(',').map((s) => s.trim().toUpperCase()).filter(Boolean));
 export const PROFILE = process.env.BENCH_PROFILE === '1';
 export const KEEP = process.env.BENCH_KEEP === '1';
@@ -33,6 +33,8 @@ export const SLOW_SECONDS = Math.min(10, Math.max(2, 10 * SCALE));
 // Issue 3 and 4 workloads: in-process token checks, workflow runs.
 export const VERIFY_REUSE_CALLS = Math.max(10_000, Math.round(100_000 * Math.min(1, SCALE * 10)));
 export const VERIFY_DISTINCT = Math.max(400, Math.round(2_000 * Math.min(1, SCALE * 10)));
+/** Records in each of C2's two tables (with and without computed fields). */
+export const COMPUTED_LIST_RECORDS = Math.max(2_000, Math.round(20_000 * SCALE));
 export const WORKFLOW_RECORDS = Math.max(1_000, Math.round(5_000 * Math.min(1, SCALE * 10)));
 
 export const ADMIN = { email: 'bench@bench.local', password: 'bench-password-1' };
