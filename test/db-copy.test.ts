@@ -11,6 +11,7 @@ import { version } from '../src/version.js';
 import { dropDatabase, ENGINE, freshDatabaseUrl } from './database.js';
 import { ADMIN, makeApp, makeTable, tempDir, type TestClient } from './helpers.js';
 import { send } from './http.js';
+import { COPIED_TABLES, NOT_COPIED, SERVICE_TABLES } from '../src/db/copy-to-postgres.js';
 import { ROOT } from './server-process.js';
 
 function dbCopy(args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
@@ -25,6 +26,10 @@ function dbCopy(args: string[], env: Record<string, string>): Promise<{ code: nu
 }
 
 describe('db:copy usage', () => {
+  it('copies every table of the service but the ones it names as rebuilt or short-lived', () => {
+    expect([...COPIED_TABLES, ...NOT_COPIED].sort()).toEqual([...SERVICE_TABLES].sort());
+  });
+
   it('needs --to with a postgres URL (exit 2) and names a missing SQLite database (exit 1)', async () => {
     const none = await dbCopy([], { DATA_DIR: tempDir() });
     expect(none.code).toBe(2);
