@@ -93,7 +93,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   async function contextFor(request: Request, requestState: RequestState): Promise<Context> {
     const actor = await services.auth.actorFromHeader(request.headers.get('authorization'));
     requestState.actorId = actor?.id;
-    return { actor, services, requestId: requestState.requestId, clientAddress: requestState.clientAddress, requestState, lastEventId: request.headers.get('last-event-id') };
+    return { actor, services, requestId: requestState.requestId, clientAddress: requestState.clientAddress, requestState, lastEventId: request.headers.get('last-event-id'), signal: request.signal };
   }
 
   /** The caller's address: the socket's peer, or behind a trusted reverse proxy the last hop of X-Forwarded-For. */

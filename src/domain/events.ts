@@ -71,6 +71,8 @@ export function createEventLog({ store, config }: Deps) {
   const hooks: AppendHook[] = [];
   /** Hears of committed events of a base (from this process, or announced by another with baseId unknown: null). */
   const listeners = new Set<(baseId: string | null) => void>();
+  /** Subscriptions being served now (a hung-up subscriber's must not stay). */
+  let openStreams = 0;
   store.onAnnouncement('events', () => {
     for (const l of listeners) l(null);
   });
@@ -127,9 +129,11 @@ export function createEventLog({ store, config }: Deps) {
     /**
      * The events of a base (or of one table) after `after` as they commit, in `seq` order and each once; without `after`,
      * from now. Woken by commits of this process and announcements of others, and at least every second. Between batches
-     * it asks `stillAllowed` and ends with a 403 once the subscriber may no longer read the base.
+     * it asks `stillAllowed` and ends with a 403 once the subscriber may no longer read the base. It ends when `signal`
+     * aborts (the subscriber hung up): a generator told to return while it awaits would otherwise go on until its next
+     * event, and one nobody returns (an SSE stream whose socket closed) would wake and query on every commit forever.
      */
-    async *stream(baseId: string, opts: { tableId?: string; after: string | null; stillAllowed: () => Promise<boolean> }): AsyncGenerator<ApiEvent> {
+    async *stream(baseId: string, opts: { tableId?: string; after: string | null; signal?: AbortSignal; stillAllowed: () => Promise<boolean> }): AsyncGenerator<ApiEvent> {
       let cursor: number;
       if (opts.after !== null && opts.after !== '') {
         cursor = Number(opts.after);
@@ -142,8 +146,11 @@ export function createEventLog({ store, config }: Deps) {
         woken = true;
         wake?.();
       });
+      const hangUp = () => wake?.();
+      opts.signal?.addEventListener('abort', hangUp);
+      openStreams++;
       try {
-        for (;;) {
+        while (!opts.signal?.aborted) {
           woken = false;
           const page = await this.list(baseId, { after: cursor, limit: STREAM_BATCH, tableId: opts.tableId });
           for (const e of page.items) {
@@ -151,7 +158,7 @@ export function createEventLog({ store, config }: Deps) {
             yield e;
           }
           if (page.next) continue;
-          if (!woken) {
+          if (!woken && !opts.signal?.aborted) {
             await new Promise<void>((resolve) => {
               const timer = setTimeout(resolve, STREAM_POLL_MS);
               wake = () => {
@@ -161,12 +168,18 @@ export function createEventLog({ store, config }: Deps) {
             });
             wake = undefined;
           }
+          if (opts.signal?.aborted) break;
           if (!(await opts.stillAllowed())) throw forbidden('You can no longer read this base');
         }
       } finally {
+        opts.signal?.removeEventListener('abort', hangUp);
+        openStreams--;
         stop();
       }
     },
+
+    /** How many subscriptions this process is serving. */
+    openStreams: () => openStreams,
 
     /** Deletes events older than the retention period. */
     async prune(now = Date.now()) {
