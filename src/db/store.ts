@@ -5,8 +5,10 @@ import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import type { FieldDef } from '../fields/field-type.js';
 import type * as schema from './schema.js';
 import type { ConditionGroup, RowWrite, SortKey, StoredRow } from './record-store/types.js';
+import type { EventRow } from './record-store/event-rows.js';
 
 export type { Condition, ConditionGroup, RowWrite, SortKey, StoredRow } from './record-store/types.js';
+export type { EventRow } from './record-store/event-rows.js';
 
 /** The service's own tables, as drizzle sees them. The domain takes them from `Store.schema`, never by import. */
 export type Schema = typeof schema;
@@ -125,6 +127,11 @@ export interface RecordStore {
   resetSearch(tableId: string): Promise<void>;
   /** Brings the search index of a table up to date, at most `limit` rows at a time; true when rows are left. */
   syncSearch(tableId: string, fields: FieldDef[], limit?: number): Promise<boolean>;
+
+  /** The highest `seq` of a base's events, 0 when it has none (the event log appends after it). */
+  lastEventSeq(baseId: string): Promise<number>;
+  /** Appends rows to the event log (every write does, so in plain SQL like the records). */
+  insertEvents(rows: EventRow[]): Promise<void>;
 }
 
 export type SecretName = 'signing-key' | 'url-signing-key';

@@ -2,7 +2,7 @@
 // change (an outbox), with its actor; read by cursor per base and pruned after EVENT_RETENTION_DAYS. One log feeds the
 // events endpoint, subscriptions and webhooks, so none of them can see a change that rolled back or miss one that did not.
 import { and, asc, eq, gt, lt, max } from 'drizzle-orm';
-import { first, type UnitOfWork } from '../db/store.js';
+import { first, type EventRow, type UnitOfWork } from '../db/store.js';
 import { badRequest, forbidden } from '../errors.js';
 import { newId, nowIso } from '../ids.js';
 import type { FieldDef } from '../fields/field-type.js';
@@ -43,8 +43,6 @@ export const eventField = (f: FieldDef) => ({ id: f.id, name: f.name, type: f.ty
 const STREAM_BATCH = 500;
 const STREAM_POLL_MS = 1000;
 
-/** Rows per INSERT: ten columns each, well inside every engine's parameter limit. */
-const INSERT_ROWS = 200;
 const json = (v: unknown) => JSON.stringify(v ?? null);
 
 /** The record events of one write: created/deleted records whole, updated ones by the fields whose value changed. */
@@ -84,15 +82,15 @@ export function createEventLog({ store, config }: Deps) {
     /** Appends events of a base inside `tx`; each gets the next `seq` of the base (writes take turns, so no gap). */
     async append(tx: UnitOfWork, baseId: string, actor: Actor | null, items: NewEvent[]) {
       if (!config.eventLog || !items.length) return;
-      let seq = (await first(tx.db.select({ m: max(events.seq) }).from(events).where(eq(events.baseId, baseId))))?.m ?? 0;
+      let seq = await tx.records.lastEventSeq(baseId);
       const at = nowIso();
       const actorType = actor?.kind ?? 'user';
       const actorId = actor?.id ?? null;
-      const rows = items.map((e) => ({
+      const rows: EventRow[] = items.map((e) => ({
         id: newId('evt'), baseId, seq: ++seq, type: e.type, tableId: e.tableId ?? null, recordId: e.recordId ?? null,
         actorType, actorId, at, data: e.data,
       }));
-      for (let i = 0; i < rows.length; i += INSERT_ROWS) await tx.db.insert(events).values(rows.slice(i, i + INSERT_ROWS));
+      await tx.records.insertEvents(rows);
       if (hooks.length) {
         const appended = rows.map(toApi);
         for (const hook of hooks) await hook(tx, baseId, appended);
