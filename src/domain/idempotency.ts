@@ -12,8 +12,8 @@
 // The claim is one write transaction (an upsert that only overwrites an expired row, and a read of the row when it did
 // not); write transactions are serialised on every engine, and across processes on PostgreSQL, so two repeats never
 // both claim one key.
-import { and, eq, isNull, lt, lte } from 'drizzle-orm';
-import { first } from '../db/store.js';
+import { and, eq, isNull, lt, lte, sql } from 'drizzle-orm';
+import { first, type Db } from '../db/store.js';
 import type { Deps } from './deps.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -54,6 +54,22 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
   const held = (actor: string, key: string, lease: string) =>
     and(eq(keys.actor, actor), eq(keys.key, key), isNull(keys.status), eq(keys.expiresAt, lease));
 
+  // The claim and the kept answer run on every write that has a key: prepared once per connection (drizzle would build
+  // them anew each time). Placeholders are wrapped in sql`` so the values go in as given (headers as JSON text).
+  const p = (name: string) => sql`${sql.placeholder(name)}`;
+  const claimKey = (db: Db) => db.insert(keys)
+    .values({ actor: p('actor'), key: p('key'), fingerprint: p('fingerprint'), status: null, headers: null, body: null, expiresAt: p('lease') })
+    // An existing row is taken over only once it has expired (a kept answer past 24 h, or a dead request's lease).
+    .onConflictDoUpdate({
+      target: [keys.actor, keys.key],
+      set: { fingerprint: p('fingerprint'), status: null, headers: null, body: null, expiresAt: p('lease') },
+      setWhere: lte(keys.expiresAt, p('now')),
+    })
+    .returning({ key: keys.key }).prepare();
+  const keepAnswer = (db: Db) => db.update(keys)
+    .set({ status: p('status'), headers: p('headers'), body: p('body'), expiresAt: p('expiresAt') })
+    .where(and(eq(keys.actor, p('actor')), eq(keys.key, p('key')), isNull(keys.status), eq(keys.expiresAt, p('lease')))).prepare();
+
   function claimed(actor: string, key: string, firstLease: string): IdempotencyClaim {
     let lease = firstLease;
     let renewing: Promise<void> = Promise.resolve();
@@ -78,9 +94,9 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
         await store.transaction(async (tx) => {
           if (answer.status >= 500) await tx.db.delete(keys).where(held(actor, key, lease));
           else {
-            await tx.db.update(keys)
-              .set({ status: answer.status, headers: answer.headers, body: answer.body, expiresAt: iso(Date.now() + ttlMs) })
-              .where(held(actor, key, lease));
+            await tx.prepared(keepAnswer).execute({
+              status: answer.status, headers: JSON.stringify(answer.headers), body: answer.body, expiresAt: iso(Date.now() + ttlMs), actor, key, lease,
+            });
           }
         });
       },
@@ -100,15 +116,7 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
       if (prune) prunedAt = now;
       const found = await store.transaction(async (tx) => {
         if (prune) await tx.db.delete(keys).where(lt(keys.expiresAt, nowText));
-        const won = await tx.db.insert(keys)
-          .values({ actor, key, fingerprint, status: null, headers: null, body: null, expiresAt: lease })
-          // An existing row is taken over only once it has expired (a kept answer past 24 h, or a dead request's lease).
-          .onConflictDoUpdate({
-            target: [keys.actor, keys.key],
-            set: { fingerprint, status: null, headers: null, body: null, expiresAt: lease },
-            setWhere: lte(keys.expiresAt, nowText),
-          })
-          .returning({ key: keys.key });
+        const won = await tx.prepared(claimKey).execute({ actor, key, fingerprint, lease, now: nowText });
         if (won.length) return { won: true as const };
         return { won: false as const, row: await first(tx.db.select().from(keys).where(and(eq(keys.actor, actor), eq(keys.key, key)))) };
       });
