@@ -260,6 +260,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       await runner.stop();
       await services.search.stop();
       await services.computed.stop();
+      await services.idempotency.flush();
       await store.close();
     },
   };

@@ -12,6 +12,11 @@
 // The claim is one write transaction (an upsert that only overwrites an expired row, and a read of the row when it did
 // not); write transactions are serialised on every engine, and across processes on PostgreSQL, so two repeats never
 // both claim one key.
+//
+// SQLite is served by one process (WORKERS needs PostgreSQL), so there a running request's claim is kept in memory, its
+// answer too once given (a repeat is replayed from there), and answers are written in the background, those of several
+// requests in one transaction: a keyed write costs a share of one commit rather than two commits of its own. A restart
+// frees at once the keys of the requests it cut off; a crash loses the answers of the last moment (their retries run).
 import { and, eq, isNull, lt, lte, sql } from 'drizzle-orm';
 import { first, type Db } from '../db/store.js';
 import type { Deps } from './deps.js';
@@ -70,6 +75,88 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
     .set({ status: p('status'), headers: p('headers'), body: p('body'), expiresAt: p('expiresAt') })
     .where(and(eq(keys.actor, p('actor')), eq(keys.key, p('key')), isNull(keys.status), eq(keys.expiresAt, p('lease')))).prepare();
 
+  const keepAnswerOnce = (db: Db) => db.insert(keys)
+    .values({ actor: p('actor'), key: p('key'), fingerprint: p('fingerprint'), status: p('status'), headers: p('headers'), body: p('body'), expiresAt: p('expiresAt') })
+    .onConflictDoUpdate({
+      target: [keys.actor, keys.key],
+      set: { fingerprint: p('fingerprint'), status: p('status'), headers: p('headers'), body: p('body'), expiresAt: p('expiresAt') },
+      setWhere: lte(keys.expiresAt, p('now')),
+    }).prepare();
+  const keptRow = store.db.select().from(keys).where(and(eq(keys.actor, sql.placeholder('actor')), eq(keys.key, sql.placeholder('key')))).limit(1).prepare();
+  /**
+   * SQLite only (see the header): the keys of this process's requests by actor and key, with their fingerprints, and
+   * their answers once given until they are written. Answers are written in the background, several per transaction.
+   */
+  const inMemory = store.engine === 'sqlite' ? new Map<string, { fingerprint: string; answer?: KeptAnswer }>() : undefined;
+  const unwritten: Array<{ id: string; actor: string; key: string; fingerprint: string; answer: KeptAnswer; at: number }> = [];
+  let writing: Promise<void> | undefined;
+
+  /** Writes the answers given so far, in one transaction per round, until none is left. */
+  function writeAnswers(claims: Map<string, { fingerprint: string; answer?: KeptAnswer }>): Promise<void> {
+    writing ??= (async () => {
+      while (unwritten.length) {
+        const batch = unwritten.splice(0);
+        const now = Date.now();
+        const prune = now - prunedAt >= PRUNE_EVERY_MS;
+        if (prune) prunedAt = now;
+        try {
+          await store.transaction(async (tx) => {
+            if (prune) await tx.db.delete(keys).where(lt(keys.expiresAt, iso(now)));
+            for (const u of batch) {
+              await tx.prepared(keepAnswerOnce).execute({
+                actor: u.actor, key: u.key, fingerprint: u.fingerprint, status: u.answer.status, headers: JSON.stringify(u.answer.headers), body: u.answer.body,
+                expiresAt: iso(u.at + ttlMs), now: iso(now),
+              });
+            }
+          });
+        } catch (e) {
+          console.error('keeping the answers of Idempotency-Key requests failed:', e);
+        } finally {
+          for (const u of batch) if (claims.get(u.id)?.answer === u.answer) claims.delete(u.id);
+        }
+      }
+      writing = undefined;
+    })();
+    return writing;
+  }
+
+  /** What a kept (or, on PostgreSQL, claimed) row says about a request of `fingerprint`. */
+  function answerOf(row: { fingerprint: string; status: number | null; headers: Record<string, string> | null; body: string | null }, fingerprint: string): IdempotencyBegin {
+    if (row.fingerprint !== fingerprint) return { outcome: 'reused' };
+    if (row.status === null || row.body === null) return { outcome: 'running' };
+    return { outcome: 'replay', answer: { status: Number(row.status), headers: row.headers ?? {}, body: row.body } };
+  }
+
+  async function beginInMemory(claims: Map<string, { fingerprint: string; answer?: KeptAnswer }>, actor: string, key: string, fingerprint: string): Promise<IdempotencyBegin> {
+    const id = `${actor}\n${key}`;
+    const inFlight = () => {
+      const entry = claims.get(id);
+      return entry && answerOf({ fingerprint: entry.fingerprint, status: entry.answer?.status ?? null, headers: entry.answer?.headers ?? null, body: entry.answer?.body ?? null }, fingerprint);
+    };
+    const before = inFlight();
+    if (before) return before;
+    const row = (await keptRow.execute({ actor, key }))[0];
+    // Another request may have claimed the key while the row was read.
+    const meanwhile = inFlight();
+    if (meanwhile) return meanwhile;
+    if (row && row.expiresAt > iso(Date.now())) return answerOf(row, fingerprint);
+    const entry: { fingerprint: string; answer?: KeptAnswer } = { fingerprint };
+    claims.set(id, entry);
+    return {
+      outcome: 'claimed',
+      async finish(answer) {
+        if (answer.status >= 500) {
+          claims.delete(id);
+          return;
+        }
+        // Replayed from memory at once; written with others shortly after (a crash in between loses it: a retry runs).
+        entry.answer = answer;
+        unwritten.push({ id, actor, key, fingerprint, answer, at: Date.now() });
+        void writeAnswers(claims);
+      },
+    };
+  }
+
   function claimed(actor: string, key: string, firstLease: string): IdempotencyClaim {
     let lease = firstLease;
     let renewing: Promise<void> = Promise.resolve();
@@ -104,11 +191,14 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
   }
 
   return {
+    /** Resolves once every answer given so far is written (before the database closes). */
+    flush: () => writing ?? Promise.resolve(),
     /**
      * Claims `key` for `actor` (e.g. `user:usr...`) and a request of `fingerprint` (method, path and body), or says why
      * not: the kept answer to replay, the first request still running, or the key used for another request.
      */
     async begin(actor: string, key: string, fingerprint: string): Promise<IdempotencyBegin> {
+      if (inMemory) return beginInMemory(inMemory, actor, key, fingerprint);
       const now = Date.now();
       const nowText = iso(now);
       const lease = iso(now + leaseMs);
@@ -121,12 +211,8 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
         return { won: false as const, row: await first(tx.db.select().from(keys).where(and(eq(keys.actor, actor), eq(keys.key, key)))) };
       });
       if (found.won) return claimed(actor, key, lease);
-      const { row } = found;
       // Not there although the claim found it taken: cannot happen while claims take turns; ask for a retry.
-      if (!row) return { outcome: 'running' };
-      if (row.fingerprint !== fingerprint) return { outcome: 'reused' };
-      if (row.status === null || row.body === null) return { outcome: 'running' };
-      return { outcome: 'replay', answer: { status: Number(row.status), headers: row.headers ?? {}, body: row.body } };
+      return found.row ? answerOf(found.row, fingerprint) : { outcome: 'running' };
     },
   };
 }
