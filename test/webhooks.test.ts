@@ -15,6 +15,7 @@ interface Received {
   body: string;
   /** The status the receiver answered, or 'hang' when it never did. */
   answer: number | 'hang';
+  at: number;
 }
 /** What a path answers: a status, or 'hang' (no answer until long past the webhook timeout). */
 type Behaviour = (r: { id: string; attempt: number; body: string }) => number | 'hang';
@@ -38,7 +39,7 @@ beforeAll(async () => {
       const attempt = (attemptsById.get(`${req.url} ${id}`) ?? 0) + 1;
       attemptsById.set(`${req.url} ${id}`, attempt);
       const answer = (behaviours.get(req.url ?? '') ?? (() => 200))({ id, attempt, body });
-      received.push({ path: req.url ?? '', headers: req.headers as Record<string, string>, body, answer });
+      received.push({ path: req.url ?? '', headers: req.headers as Record<string, string>, body, answer, at: Date.now() });
       if (answer === 'hang') {
         setTimeout(() => res.writeHead(200).end('too late'), TIMEOUT_MS * 3).unref();
         return;
@@ -189,6 +190,8 @@ describe('webhook delivery', () => {
       if (i % 4 === 0) ok(await c.request('DELETE', `/api/v1/tables/${t}/records/${r.id}`, { token: owner.token }));
     };
     for (let i = 0; i < 8; i++) await write(i);
+    const [{ n: pending }] = await testSql(c.app).rows<{ n: number }>("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'", [w.id]);
+    expect(Number(pending)).toBeGreaterThan(0);
     // Restart while deliveries are in flight or waiting for their retry: none may be lost.
     await c.restart();
     for (let i = 8; i < 16; i++) await write(i);
@@ -233,6 +236,8 @@ describe('webhook delivery', () => {
     expect(first.last_error).toBe('HTTP 503: receiver says 503');
     const times = received.filter((r) => r.path === '/hook/down' && r.headers['webhook-id'] === first.event_id);
     expect(times).toHaveLength(SCHEDULE.length + 1);
+    // Each retry waited at least its delay of the schedule (WEBHOOK_RETRY_SCHEDULE_MS).
+    SCHEDULE.forEach((delay, i) => expect(times[i + 1].at - times[i].at).toBeGreaterThanOrEqual(delay - 2));
     expect(ok(await c.request('GET', `/api/v1/webhooks/${w.id}`, { token: owner.token })).consecutive_failures).toBe(1);
 
     up = true;
@@ -242,7 +247,7 @@ describe('webhook delivery', () => {
 
     up = false;
     const batch = Array.from({ length: 20 }, (_, i) => ({ fields: { Name: `f${i}` } }));
-    ok(await c.request('POST', `/api/v1/tables/${t}/records/batch`, { token: owner.token, body: { records: batch } }));
+    ok(await c.request('POST', `/api/v1/tables/${t}/records/batch`, { token: owner.token, body: { action: 'create', records: batch } }));
     const list = await allSettled(w.id, 22);
     expect(list.filter((d) => d.status === 'failed')).toHaveLength(21);
     const disabled = await until('disabled', async () => {
@@ -345,7 +350,7 @@ describe('webhook delivery', () => {
       for (let i = 0; i < 10; i++) {
         const records = Array.from({ length: 20 }, (_, j) => ({ fields: { Name: `p${i}-${j}` } }));
         const via = i % 2 ? second : c;
-        ok(await via.request('POST', `/api/v1/tables/${t}/records/batch`, { token: owner.token, body: { records } }));
+        ok(await via.request('POST', `/api/v1/tables/${t}/records/batch`, { token: owner.token, body: { action: 'create', records } }));
       }
       await until('200 deliveries', async () => received.filter((r) => r.path === '/hook/twice').length >= 200);
       await Promise.all([c.app.deliveries.idle(), second.app.deliveries.idle()]);

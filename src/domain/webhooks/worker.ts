@@ -1,7 +1,7 @@
 // Delivers queued webhook deliveries off the request path: claims due ones from the durable queue under a lease (once
 // across processes), POSTs each signed event through the SSRF-guarded fetch, and records the outcomes in batches.
 // Woken when deliveries commit (here or, by announcement, in another process) and when a retry falls due.
-import { and, count, eq, inArray } from 'drizzle-orm';
+import { and, asc, count, eq, gt, inArray } from 'drizzle-orm';
 import { first, type ClaimedDelivery, type Store } from '../../db/store.js';
 import { nowIso } from '../../ids.js';
 import type { GuardedFetch } from '../../net/ssrf-guard.js';
@@ -120,6 +120,13 @@ export function createWebhookWorker(opts: {
     if (active === 0 && !pumping && !flushing && !outcomes.length) idleWaiters.splice(0).forEach((resolve) => resolve());
   }
 
+  async function nextDue(now: string) {
+    const d = webhookDeliveries;
+    const next = await first(store.db.select({ at: d.nextAttemptAt }).from(d)
+      .where(and(eq(d.status, 'pending'), gt(d.nextAttemptAt, now))).orderBy(asc(d.nextAttemptAt)).limit(1));
+    if (next?.at) retryWake(Date.parse(next.at));
+  }
+
   /** Claims due deliveries in batches up to `concurrency` in flight, and attempts them. */
   async function pump(): Promise<void> {
     if (pumping) {
@@ -133,8 +140,12 @@ export function createWebhookWorker(opts: {
     let failed = false;
     try {
       while (!stopped && active < concurrency) {
-        const batch = await store.claimDueDeliveries(nowIso(), leaseUntil(leaseMs), concurrency - active);
+        const now = nowIso();
+        const want = concurrency - active;
+        const batch = await store.claimDueDeliveries(now, leaseUntil(leaseMs), want);
         lastClaim = Date.now();
+        // The queue is drained for now: be woken when the next retry falls due (queued here or by another process).
+        if (batch.length < want) await nextDue(now);
         if (!batch.length) break;
         const ids = [...new Set(batch.map((d) => d.webhookId))];
         const targets = new Map((await store.db.select({ id: webhooks.id, url: webhooks.url, secret: webhooks.secret, enabled: webhooks.enabled })
