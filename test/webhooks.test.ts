@@ -321,6 +321,23 @@ describe('webhook delivery', () => {
     expect(sent.filter((s) => /webhook/i.test(s))).toEqual([]);
   });
 
+  it('a delivery that a process claimed and then died with is attempted once its lease lapses', async () => {
+    const owner = await c.user('Lea');
+    const w = await createHook(owner.defaultBaseId, { url: hookUrl('lease'), events: ['*'] }, owner.token);
+    // As a claim leaves it: pending, due, leased by a process that is gone.
+    const now = new Date().toISOString();
+    const leaseEnds = Date.now() + 600;
+    const body = JSON.stringify({ id: 'evtLEASEDxxxxxxxxx', type: 'ping' });
+    await testSql(c.app).run(`INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, payload, status, attempts, next_attempt_at, lease_until, created_at)
+      VALUES (?, ?, ?, 'ping', ?, 'pending', 0, ?, ?, ?)`, ['dlvLEASEDxxxxxxxxx', w.id, 'evtLEASEDxxxxxxxxx', body, now, new Date(leaseEnds).toISOString(), now]);
+    c.app.deliveries.wake();
+    const got = await until('the delivery after its lease', async () => received.find((r) => r.path === '/hook/lease'));
+    expect(got.at).toBeGreaterThanOrEqual(leaseEnds);
+    expect(got.headers['webhook-id']).toBe('evtLEASEDxxxxxxxxx');
+    const [d] = await allSettled(w.id, 1);
+    expect(d).toMatchObject({ id: 'dlvLEASEDxxxxxxxxx', status: 'delivered', attempts: 1 });
+  });
+
   it('deleting the base deletes its webhooks and their deliveries', async () => {
     const owner = await c.user('Bea');
     const base = ok(await c.request('POST', '/api/v1/bases', { token: owner.token, body: { name: 'Doomed' } }), 201);
