@@ -46,7 +46,7 @@ export interface UnitOfWork {
 }
 
 /** What the processes over one database keep copies of, and announce changes to. */
-export type Topic = 'schema' | 'apps' | 'revocations' | 'workflows' | 'runs' | 'fills' | 'events';
+export type Topic = 'schema' | 'apps' | 'revocations' | 'workflows' | 'runs' | 'fills' | 'events' | 'webhooks' | 'deliveries';
 
 export interface Store extends UnitOfWork {
   readonly engine: 'sqlite' | 'postgres';
@@ -70,6 +70,12 @@ export interface Store extends UnitOfWork {
    * run twice.
    */
   claimQueuedRun(startedAt: string, leaseUntil: string): Promise<ClaimedRun | undefined>;
+  /**
+   * Takes up to `limit` webhook deliveries that are due (pending, next attempt at or before `now`, of an enabled webhook,
+   * and held by no process: no lease or a lapsed one), oldest due first, and leases them until `leaseUntil`, in one step.
+   * As with runs, processes claim at once and never the same delivery while its lease holds.
+   */
+  claimDueDeliveries(now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]>;
   /** Runs `listener` whenever another process announces a change to `topic` (never on SQLite: one process serves it). */
   onAnnouncement(topic: Topic, listener: () => void): void;
   /** A number that changes whenever another process changes the schema (tables, fields): caches of it compare it. */
@@ -143,6 +149,18 @@ export interface ClaimedRun {
   tableId: string;
   recordId: string | null;
   depth: number;
+}
+
+/** A webhook delivery as its claim hands it to the delivery worker. */
+export interface ClaimedDelivery {
+  id: string;
+  webhookId: string;
+  eventId: string;
+  eventType: string;
+  /** The JSON body to send, as queued. */
+  payload: string;
+  /** Attempts made before this one. */
+  attempts: number;
 }
 
 /**
