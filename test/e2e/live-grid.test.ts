@@ -1,9 +1,46 @@
 // Browser end-to-end tests of the live grid (contract section 14): two users in two browsers on one table; edits, creates,
 // deletes and formula values made elsewhere appear without a reload, and a cell being edited keeps its draft.
+import net from 'node:net';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CHROMIUM, CHROMIUM_FLAGS, defaultBase, describeE2E, expectTestId, screenshot, startE2E, uiLogin, type E2E } from '../e2e-helpers.js';
 import { client, login, type Client } from '../server-process.js';
+
+/** A TCP relay to the server that can drop every connection and refuse new ones: a network outage for browser B alone. */
+async function startRelay(targetPort: number) {
+  const sockets = new Set<net.Socket>();
+  let online = true;
+  const server = net.createServer((down) => {
+    if (!online) return void down.destroy();
+    const up = net.connect(targetPort, '127.0.0.1');
+    for (const s of [down, up]) {
+      sockets.add(s);
+      s.on('error', () => {});
+      s.on('close', () => {
+        sockets.delete(s);
+        down.destroy();
+        up.destroy();
+      });
+    }
+    down.pipe(up);
+    up.pipe(down);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    drop() {
+      online = false;
+      for (const s of sockets) s.destroy();
+    },
+    restore() {
+      online = true;
+    },
+    close: () => new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
 
 describeE2E('the live grid in two real browsers', () => {
   let e2e: E2E;
@@ -12,6 +49,7 @@ describeE2E('the live grid in two real browsers', () => {
   let browserB: Browser;
   let contextB: BrowserContext;
   let bob: Client;
+  let relay: Awaited<ReturnType<typeof startRelay>>;
   let baseId: string;
   let tableId: string;
   const ids: Record<string, string> = {};
@@ -25,8 +63,8 @@ describeE2E('the live grid in two real browsers', () => {
   /** Counts full page loads, so "without a reload" is checked, not assumed. */
   const loads = new Map<Page, number>();
 
-  async function openTable(page: Page) {
-    await page.goto(`${e2e.url}/bases/${baseId}/tables/${tableId}`);
+  async function openTable(page: Page, origin: string) {
+    await page.goto(`${origin}/bases/${baseId}/tables/${tableId}`);
     await expectTestId(page, 'table-page', 'table page');
     await cell(page, ids.design, 'Task').waitFor();
     await page.locator('[data-testid="live-status"][data-status="live"]').waitFor();
@@ -58,7 +96,8 @@ describeE2E('the live grid in two real browsers', () => {
       ids[task] = (await e2e.admin.data('POST', `/api/v1/tables/${tableId}/records`, { fields: { Task: task, Hours: hours, Rate: rate } }, [200, 201])).id;
     }
 
-    // Browser B: another Chromium with its own profile, signed in as Bob.
+    // Browser B: another Chromium with its own profile, signed in as Bob, reaching the server through a relay.
+    relay = await startRelay(e2e.server.port);
     const { chromium } = await import('playwright-core');
     browserB = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
     contextB = await browserB.newContext({ viewport: { width: 1360, height: 820 } });
@@ -72,15 +111,16 @@ describeE2E('the live grid in two real browsers', () => {
     b.on('requestfinished', (r) => closedB.add(r));
     for (const p of [a, b]) p.on('load', () => loads.set(p, (loads.get(p) ?? 0) + 1));
     await uiLogin(a, e2e.url);
-    await uiLogin(b, e2e.url, 'bob@test.local', 'bob-password-1');
-    await openTable(a);
-    await openTable(b);
+    await uiLogin(b, relay.url, 'bob@test.local', 'bob-password-1');
+    await openTable(a, e2e.url);
+    await openTable(b, relay.url);
   }, 180_000);
 
   afterAll(async () => {
     if (e2e?.consoleErrors.length) console.warn(`browser console errors:\n${e2e.consoleErrors.join('\n')}`);
     await contextB?.close().catch(() => {});
     await browserB?.close().catch(() => {});
+    await relay?.close();
     await e2e?.close();
   });
 
@@ -158,6 +198,25 @@ describeE2E('the live grid in two real browsers', () => {
     await expect.poll(() => cell(a, ids.design, 'Task').textContent()).toBe('B draft');
     expect(await cell(b, ids.design, 'Task').textContent()).toBe('B draft');
     expect(await cell(b, ids.design, 'Hours').textContent()).toBe('5');
+  });
+
+  it('a dropped connection reconnects and resumes after the last event: changes made meanwhile appear, once', async () => {
+    const before = streamsB.length;
+    relay.drop();
+    await b.locator('[data-testid="live-status"][data-status="retrying"]').waitFor({ timeout: 15_000 });
+    await screenshot(b, 'live-grid-reconnecting');
+    await bob.data('PUT', `/api/v1/tables/${tableId}/records/${ids.build}`, { fields: { Task: 'built offline' } }, 200);
+    const made = await bob.data('POST', `/api/v1/tables/${tableId}/records`, { fields: { Task: 'while away', Hours: 2, Rate: 10 } }, [200, 201]);
+    relay.restore();
+    await b.locator('[data-testid="live-status"][data-status="live"]').waitFor({ timeout: 20_000 });
+    await expect.poll(() => cell(b, ids.build, 'Task').textContent()).toBe('built offline');
+    await expect.poll(() => row(b, made.id).count()).toBe(1);
+    // The new connection asked for the events after the last one it had seen.
+    const resumed = streamsB.slice(before).map((r) => r.postDataJSON().variables.after);
+    expect(resumed.at(-1)).toMatch(/^\d+$/);
+    await b.waitForTimeout(300);
+    expect(await row(b, made.id).count()).toBe(1);
+    expect(await b.locator('[data-testid="grid-row"]').count()).toBe(4);
   });
 
   it('a sorted grid puts a record created elsewhere in its place; leaving the page ends the subscription', async () => {
