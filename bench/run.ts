@@ -7,7 +7,8 @@
 // filters, sort, batch create, REST vs GraphQL); T1-T4 OAuth and the Open API (bench/open-api.ts,
 // bench/token-verify.ts): token endpoint, Open API list, token verification in process, keyword search; W1-W2 workflows
 // (bench/workflows.ts); C1-C4 computed fields (bench/computed.ts): fan-out, list with computed fields, adding a formula
-// to the 100k and to the 1M table; S the start time of the built server (bench/start-time.ts); P the Python runtime
+// to the 100k and to the 1M table; E1-E3 events (bench/events.ts): SSE latency with 100 subscribers, Idempotency-Key
+// cost, event log on vs EVENT_LOG=off; WH webhook deliveries to a loopback receiver (bench/webhooks.ts); S the start time of the built server (bench/start-time.ts); P the Python runtime
 // (bench/python-runtime.ts, a separate process at the end).
 // PostgreSQL workloads (bench/postgres.ts, bench/pg-workloads.ts; baseline bench/pg-baseline-server.ts, node:http + pg
 // running the same SQL): PG1 list, PG2 indexed eq filter on the 1M table, PG3 keyword search, PG4 batch create; PGW the
@@ -47,12 +48,14 @@ import { fmt, type Row } from './report.js';
 import { finish } from './results.js';
 import {
   ADMIN, BIG_RECORDS, CONNECTIONS, enc, ENGINES, eqFilter, KEEP, LATENCY_SECONDS, LIST_PAGES, LIST_RECORDS, listPath, ONLY, PAGE_SIZE, PROFILE, ROOT,
-  COMPUTED_LIST_RECORDS, SCALE, SEED_BIG, SEED_LIST, SERVICE_DIR, SLOW_SECONDS, THROUGHPUT_SECONDS, VERIFY_DISTINCT, VERIFY_REUSE_CALLS, WORKFLOW_RECORDS,
+  COMPUTED_LIST_RECORDS, SCALE, SEED_BIG, SEED_LIST, SERVICE_DIR, SLOW_SECONDS, THROUGHPUT_SECONDS, VERIFY_DISTINCT, VERIFY_REUSE_CALLS, WEBHOOK_RECORDS, WORKFLOW_RECORDS,
 } from './settings.js';
 import { fieldMeta, queryPlans } from './sql.js';
 import { startTime } from './start-time.js';
 import { tokenVerification } from './token-verify.js';
+import { startReceiver, webhookThroughput, type Receiver } from './webhooks.js';
 import { workflowThroughput, workflowWriteLatency } from './workflows.js';
+import { eventLogCost, idempotencyCost, sseLatency, type EventsCtx } from './events.js';
 import { computedAddField, computedAddFieldBig, computedFanOut, computedList, type ComputedCtx } from './computed.js';
 
 if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
@@ -62,7 +65,7 @@ if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
   process.exit(0);
 }
 
-const SQLITE_WORKLOADS = ['1', '2', '3', '4', '5', 'T1', 'T2', 'T3', 'T4', 'W1', 'W2', 'C1', 'C2', 'C3', 'C4'];
+const SQLITE_WORKLOADS = ['1', '2', '3', '4', '5', 'T1', 'T2', 'T3', 'T4', 'W1', 'W2', 'C1', 'C2', 'C3', 'C4', 'E1', 'E2', 'E3', 'WH'];
 
 const GRAPHQL_LIST = 'query Records($tableId: ID!, $page: Int, $pageSize: Int) { records(tableId: $tableId, page: $page, pageSize: $pageSize) { items { id fields createdAt updatedAt } total page pageSize } }';
 const graphqlList = (tableId: string, page: number): Req => ({
@@ -78,10 +81,15 @@ async function runSqlite(tmp: string, rows: Row[], problems: string[], profileDi
   profileDirs.push(profileDir);
   let service: Child | undefined;
   let baseline: Child | undefined;
+  // WH's receiver listens before the service starts, which may then reach it although it is on loopback.
+  const receiver: Receiver | undefined = ONLY.has('WH') ? await startReceiver() : undefined;
   try {
     service = await start('service', {
       cwd: SERVICE_DIR, script: 'src/main.ts', logDir: tmp,
-      env: { DATA_DIR: dataDir, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password },
+      env: {
+        DATA_DIR: dataDir, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password,
+        ...(receiver ? { PLUGIN_PROXY_ALLOW_PRIVATE: `127.0.0.1:${receiver.port}` } : {}),
+      },
       nodeArgs: PROFILE ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
     });
     await waitHealthy(service);
@@ -297,10 +305,40 @@ async function runSqlite(tmp: string, rows: Row[], problems: string[], profileDi
     await guard(['C2'], () => computedList(cCtx, COMPUTED_LIST_RECORDS, THROUGHPUT_SECONDS));
     if (listTable) await guard(['C3'], () => computedAddField(cCtx, listTable, LIST_RECORDS));
     if (bigTable) await guard(['C4'], () => computedAddFieldBig(cCtx, bigTable, BIG_RECORDS));
+
+    // ---- E1-E3: events, subscriptions and idempotency (issue 15) ----
+    const eCtx: EventsCtx = { svc, rows, problems, settle };
+    await guard(['E1'], () => sseLatency(eCtx));
+    await guard(['E2'], () => idempotencyCost(eCtx, THROUGHPUT_SECONDS));
+    await guard(['E3'], async () => {
+      // The same build with the event log switched off, on a database of its own, measured in turns with the service.
+      const offDir = path.join(tmp, 'data-events-off');
+      fs.mkdirSync(offDir);
+      const off = await start('service-events-off', {
+        cwd: SERVICE_DIR, script: 'src/main.ts', logDir: tmp,
+        env: { DATA_DIR: offDir, EVENT_LOG: 'off', ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password },
+      });
+      try {
+        await waitHealthy(off);
+        const offUrl = `http://127.0.0.1:${off.port}`;
+        const offLogin = await sendJson(makeTarget('service', offUrl), { method: 'POST', path: '/api/auth/login', body: JSON.stringify(ADMIN) });
+        const offTarget = makeTarget('service (events off)', offUrl, { authorization: `Bearer ${offLogin.data.token}` }, CONNECTIONS, off.proc.pid);
+        await eventLogCost(eCtx, { t: offTarget, settle: () => waitIdle(off) }, THROUGHPUT_SECONDS);
+      } finally {
+        await stop(off).catch(() => undefined);
+      }
+    });
+
+    // ---- WH: webhook deliveries to a loopback receiver ----
+    await guard(['WH'], async () => {
+      await settle();
+      await webhookThroughput(wfCtx, receiver!, WEBHOOK_RECORDS, 300);
+    });
   } finally {
     // Stop gracefully so a --cpu-prof profile gets written; procs.ts kills anything left on any exit path.
     if (baseline) await stop(baseline).catch(() => undefined);
     if (service) await stop(service).catch(() => undefined);
+    await receiver?.close();
   }
 
 }

@@ -15,7 +15,7 @@ export const ENGINES = { sqlite: ENGINE_NAME !== 'postgres', postgres: ENGINE_NA
 
 /** PostgreSQL workloads: list, eq filter, keyword search, batch create, and scale-out over WORKERS (PGW and PGWF rows). */
 export const PG_WORKLOADS = ['PG1', 'PG2', 'PG3', 'PG4', 'PGW'];
-const ALL_WORKLOADS = ['1', '2', '3', '4', '5', 'T1', 'T2', 'T3', 'T4', 'W1', 'W2', 'C1', 'C2', 'C3', 'C4', 'S', 'P', ...PG_WORKLOADS];
+const ALL_WORKLOADS = ['1', '2', '3', '4', '5', 'T1', 'T2', 'T3', 'T4', 'W1', 'W2', 'C1', 'C2', 'C3', 'C4', 'E1', 'E2', 'E3', 'WH', 'S', 'P', ...PG_WORKLOADS];
 export const ONLY = new Set((process.env.BENCH_ONLY ?? ALL_WORKLOADS.join(',')).split(',').map((s) => s.trim().toUpperCase()).filter(Boolean));
 export const PROFILE = process.env.BENCH_PROFILE === '1';
 export const KEEP = process.env.BENCH_KEEP === '1';
@@ -36,6 +36,8 @@ export const VERIFY_DISTINCT = Math.max(400, Math.round(2_000 * Math.min(1, SCAL
 /** Records in each of C2's two tables (with and without computed fields). */
 export const COMPUTED_LIST_RECORDS = Math.max(2_000, Math.round(20_000 * SCALE));
 export const WORKFLOW_RECORDS = Math.max(1_000, Math.round(5_000 * Math.min(1, SCALE * 10)));
+/** WH: records (each one record.created delivery) written to a table with a webhook. */
+export const WEBHOOK_RECORDS = Math.max(2_000, Math.round(20_000 * Math.min(1, SCALE * 10)));
 
 export const ADMIN = { email: 'bench@bench.local', password: 'bench-password-1' };
 /** PRNG seeds of the two seeded tables: the same data on both engines. */

@@ -10,6 +10,11 @@ const obj = (properties: Record<string, JsonSchema>, required = Object.keys(prop
   type: 'object', properties, required, additionalProperties: false,
 });
 
+const webhookProps = {
+  id: str, base_id: str, url: str, events: { type: 'array', items: str }, table_id: { type: ['string', 'null'] }, enabled: bool,
+  disabled_reason: { type: ['string', 'null'] }, consecutive_failures: int, created_at: time, updated_at: time,
+};
+
 export const v1Schemas: Record<string, JsonSchema> = {
   User: obj({ id: str, email: str, name: str, is_admin: bool, default_base_id: { type: ['string', 'null'] }, created_at: time, updated_at: time }),
   Login: obj({ token: str, token_type: { const: 'Bearer' }, expires_in: int, user: { $ref: '#/components/schemas/User' } }),
@@ -24,6 +29,13 @@ export const v1Schemas: Record<string, JsonSchema> = {
   Event: obj({
     id: str, seq: { type: 'string', pattern: '^[0-9]+$' }, type: str, base_id: str, table_id: { type: ['string', 'null'] },
     record_id: { type: ['string', 'null'] }, actor: obj({ type: str, id: { type: ['string', 'null'] } }), at: time, data: { type: 'object' },
+  }),
+  Webhook: obj(webhookProps),
+  WebhookWithSecret: obj({ ...webhookProps, secret: { type: 'string', pattern: '^whsec_', description: 'Shown only here: keep it' } }),
+  WebhookDelivery: obj({
+    id: str, webhook_id: str, event_id: str, event_type: str, status: { enum: ['pending', 'delivered', 'failed'] }, attempts: int,
+    last_status: { type: ['integer', 'null'] }, last_error: { type: ['string', 'null'] }, next_attempt_at: { type: ['string', 'null'] },
+    created_at: time, delivered_at: { type: ['string', 'null'] },
   }),
   EventPage: obj({ items: { type: 'array', items: { $ref: '#/components/schemas/Event' } }, next: { type: ['string', 'null'] } }),
   Record: obj({

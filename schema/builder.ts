@@ -10,13 +10,14 @@ import {
   pluginScopes, type PluginBaseScope, type PluginEndpointScope, type PluginMethodScope, type PluginNetworkScope, type PluginRoleScope,
 } from './plugin-gateway.js';
 
-/** A base-role requirement; the base is named directly or through a table, field or workflow. */
+/** A base-role requirement; the base is named directly or through a table, field, workflow or webhook. */
 export interface BaseRoleScope {
   role: Role;
   baseId?: string;
   tableId?: string;
   fieldId?: string;
   workflowId?: string;
+  webhookId?: string;
 }
 
 /** An application's access: the scope it needs and, for base resources, the base in its allow-list. */

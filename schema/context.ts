@@ -13,4 +13,6 @@ export interface Context {
   requestState?: RequestState;
   /** SSE's `Last-Event-ID` of a reconnecting subscriber: where its event subscriptions resume. */
   lastEventId?: string | null;
+  /** Aborted when the caller hangs up: ends its event streams even while they wait for the next event. */
+  signal?: AbortSignal;
 }

@@ -25,6 +25,7 @@ import { createLoginThrottle } from './auth/login-throttle.js';
 import { createUrlSigner, loadOrCreateUrlKey } from './auth/url-signer.js';
 import { createWorkflowRunner } from './domain/workflow-runner.js';
 import { startRunUpkeep } from './domain/interrupted-runs.js';
+import { createWebhookWorker } from './domain/webhooks/index.js';
 import { createGuardedFetch } from './net/ssrf-guard.js';
 import { buildOpenApi } from '../rest-adapters/openapi.js';
 import { withEventIds } from './graphql/sse-event-ids.js';
@@ -83,9 +84,19 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   });
   await runner.start();
   const stopRunUpkeep = startRunUpkeep(store, config.workflowLeaseMs);
+  // Webhook deliveries: their own guarded fetch (the webhook timeout; a receiver's answer is not kept, so 1 MiB will do).
+  const deliveries = createWebhookWorker({
+    store, queue: services.webhookQueue, schedule: config.webhookRetryScheduleMs, timeoutMs: config.webhookTimeoutMs,
+    fetch: createGuardedFetch({ allowPrivate: config.proxyAllowPrivate, timeoutMs: config.webhookTimeoutMs, maxBytes: 1024 * 1024 }),
+    userAgent: `table-service-webhooks/${config.version}`, sinceActivity: services.activity.sinceLastRequest,
+  });
+  deliveries.start();
   services.computed.resumeFills();
-  // The event log keeps EVENT_RETENTION_DAYS: pruned at start and hourly.
-  const pruneEvents = () => void services.events.prune().catch((e) => log.error({ err: e }, 'pruning the event log failed'));
+  // The event log keeps EVENT_RETENTION_DAYS, and so does the webhook delivery log: pruned at start and hourly.
+  const pruneEvents = () => {
+    void services.events.prune().catch((e) => log.error({ err: e }, 'pruning the event log failed'));
+    void services.webhooks.prune().catch((e) => log.error({ err: e }, 'pruning the webhook delivery log failed'));
+  };
   pruneEvents();
   const eventPruning = setInterval(pruneEvents, 3_600_000).unref();
   services.search.touchAll((await store.db.select({ id: store.schema.tables.id }).from(store.schema.tables)).map((t) => t.id));
@@ -93,7 +104,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   async function contextFor(request: Request, requestState: RequestState): Promise<Context> {
     const actor = await services.auth.actorFromHeader(request.headers.get('authorization'));
     requestState.actorId = actor?.id;
-    return { actor, services, requestId: requestState.requestId, clientAddress: requestState.clientAddress, requestState, lastEventId: request.headers.get('last-event-id') };
+    return { actor, services, requestId: requestState.requestId, clientAddress: requestState.clientAddress, requestState, lastEventId: request.headers.get('last-event-id'), signal: request.signal };
   }
 
   /** The caller's address: the socket's peer, or behind a trusted reverse proxy the last hop of X-Forwarded-For. */
@@ -160,7 +171,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   // Only counted when someone can read them: without METRICS_TOKEN there is no registry, no timers and no cost per request.
   const metricsToken = config.metricsToken ? Buffer.from(`Bearer ${config.metricsToken}`) : undefined;
   const metrics = metricsToken && createMetrics({
-    queueDepths: async () => ({ workflow_runs: await runner.queueDepth() }),
+    queueDepths: async () => ({ workflow_runs: await runner.queueDepth(), webhook_deliveries: await deliveries.queueDepth() }),
     databaseBytes: () => store.sizeBytes(),
   });
 
@@ -228,6 +239,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     sqlite: 'sqlite' in store ? store.sqlite : undefined,
     firstAdmin,
     runner,
+    /** The webhook delivery worker. */
+    deliveries,
     /** Whether script plugins run under OS isolation (bubblewrap) or only the in-Python layers. */
     sandbox,
     routes: rest.compiled,
@@ -253,11 +266,11 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       metrics?.observe(state.route, request.method, response.status, ms / 1000);
       return response;
     },
-    /** Stops the workflow runner (finishing runs in progress) and closes the database. */
+    /** Stops the workflow runner and the webhook worker (finishing what is in progress) and closes the database. */
     async close() {
       stopRunUpkeep();
       clearInterval(eventPruning);
-      await runner.stop();
+      await Promise.all([runner.stop(), deliveries.stop()]);
       await services.search.stop();
       await services.computed.stop();
       await store.close();

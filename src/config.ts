@@ -39,6 +39,10 @@ export interface Config {
   eventLog: boolean;
   /** How long the event log keeps events. */
   eventRetentionDays: number;
+  /** Delays between a webhook delivery's attempts; one attempt more than there are delays, then it is failed. */
+  webhookRetryScheduleMs: number[];
+  /** How long a webhook receiver has to answer an attempt. */
+  webhookTimeoutMs: number;
 }
 
 /** A variable with a bad value: the start stops with this one line. */
@@ -53,8 +57,14 @@ export const VARIABLES = [
   'PORT', 'HOST', 'DATA_DIR', 'PUBLIC_URL', 'DATABASE_URL', 'ADMIN_EMAIL', 'ADMIN_PASSWORD', 'USER_TOKEN_TTL', 'SQLITE_SYNCHRONOUS',
   'LOG_LEVEL', 'METRICS_TOKEN', 'TRUST_PROXY', 'PLUGIN_PROXY_ALLOW_PRIVATE', 'PLUGIN_PROXY_TIMEOUT_MS', 'PLUGIN_PROXY_MAX_BYTES',
   'PLUGIN_PROXY_RATE_PER_MINUTE', 'TABLE_SANDBOX_PYTHON', 'TABLE_SANDBOX_DISABLE_BWRAP', 'WORKERS', 'WORKFLOW_LEASE_SECONDS',
-  'EVENT_LOG', 'EVENT_RETENTION_DAYS',
+  'EVENT_LOG', 'EVENT_RETENTION_DAYS', 'WEBHOOK_RETRY_SCHEDULE_MS', 'WEBHOOK_TIMEOUT_MS',
 ] as const;
+
+/**
+ * The default retry schedule (Standard Webhooks' usual one): after the first attempt, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h
+ * and 10 h: 8 attempts over more than 27 hours, so a receiver that is down for a day still gets every event.
+ */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 
 /**
  * The environment with `<dir>/.env` filled in underneath: a variable already set in the environment wins.
@@ -105,6 +115,17 @@ function httpUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, `must be an http(s) URL (got "${raw}")`);
   return raw.replace(/\/$/, '');
+}
+
+/** A comma-separated list of delays in milliseconds (WEBHOOK_RETRY_SCHEDULE_MS): at most 50, each up to 7 days. */
+function delays(env: NodeJS.ProcessEnv, name: string, fallback: number[]): number[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const parts = raw.split(',').map((s) => s.trim());
+  if (parts.length > 50 || parts.some((p) => !/^\d+$/.test(p) || Number(p) > 7 * 86_400_000)) {
+    throw new ConfigError(name, `must be up to 50 delays in milliseconds separated by commas, each at most 604800000 (got "${raw}")`);
+  }
+  return parts.map(Number);
 }
 
 /** DATABASE_URL: a PostgreSQL URL (contract section 11), or nothing for the SQLite file; anything else is refused. */
@@ -165,5 +186,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, version = '0.0.
     workflowLeaseMs: integer(env, 'WORKFLOW_LEASE_SECONDS', 30, 1, 3600) * 1000,
     eventLog: oneOf(env, 'EVENT_LOG', ['on', 'off'], 'on', (s) => s.toLowerCase()) === 'on',
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 3650),
+    webhookRetryScheduleMs: delays(env, 'WEBHOOK_RETRY_SCHEDULE_MS', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
   };
 }

@@ -305,6 +305,7 @@ describe('/graphql', () => {
   let recordId: string;
   let fieldId: string;
   let workflowId: string;
+  let webhookId: string;
   let pluginId: string;
   let scriptId: string;
 
@@ -342,6 +343,12 @@ describe('/graphql', () => {
       if (Date.now() > deadline) throw new Error(`the run did not finish: ${JSON.stringify(log.body)}`);
       await new Promise((r) => setTimeout(r, 10));
     }
+    // A webhook of the member's base (disabled: nothing is sent anywhere) for the webhook routes.
+    const webhook = await c.request('POST', `/api/v1/bases/${member.defaultBaseId}/webhooks`, {
+      token: member.token, body: { url: 'https://example.com/hook', events: ['record.created'], table_id: tableId, enabled: false },
+    });
+    expect(webhook.status, JSON.stringify(webhook.body)).toBe(201);
+    webhookId = webhook.body.data.id;
     // A real plugin for the /api/plugins routes: uploaded (multipart), enabled, installed in the member's base, configured.
     const form = new FormData();
     form.append('file', new Blob([new Uint8Array(await pack('record-tagger'))]), 'record-tagger.stplugin.zip');
@@ -424,7 +431,7 @@ describe('/graphql', () => {
   it('gives the same data as REST for every GET route run as its own GraphQL document', async () => {
     const params: Record<string, string> = {
       user_id: member.id, base_id: member.defaultBaseId, table_id: tableId, record_id: recordId, field_id: fieldId, workflow_id: workflowId,
-      plugin_id: pluginId,
+      webhook_id: webhookId, plugin_id: pluginId,
     };
     // Routes that need other values: the run log is the script plugin's, of the member's base (where the member is owner).
     const PARAMS: Record<string, Record<string, string>> = { '/api/plugins/{plugin_id}/run-logs': { ...params, plugin_id: scriptId } };
@@ -452,6 +459,7 @@ describe('/graphql', () => {
       if (route.path === '/api/v1/workflows') expect(rest.body.data.items.map((w: any) => w.id)).toEqual([workflowId]);
       if (route.path === '/api/v1/workflows/{workflow_id}') expect(rest.body.data).toMatchObject({ id: workflowId, table_id: tableId, name: 'Touch' });
       if (route.path === '/api/v1/workflows/{workflow_id}/logs') expect(rest.body.data.items).toMatchObject([{ workflow_id: workflowId, status: 'success' }]);
+      if (route.path === '/api/v1/bases/{base_id}/webhooks') expect(rest.body.data).toMatchObject([{ id: webhookId, table_id: tableId, enabled: false }]);
       // The plugin routes compare real data too: the uploaded, enabled and configured plugin.
       if (route.path === '/api/plugins') expect(rest.body.data.map((p: any) => [p.id, p.status])).toEqual([[pluginId, 'enabled'], [scriptId, 'enabled']]);
       if (route.path === '/api/plugins/{plugin_id}') expect(rest.body.data).toMatchObject({ id: pluginId, type: 'ui', version: '1.0.0', versions: [{ version: '1.0.0' }] });

@@ -23,6 +23,8 @@ export interface TestClient {
   /** Creates a user through the API and logs in; returns its id, token and default base. */
   user(name: string): Promise<{ id: string; token: string; defaultBaseId: string; email: string }>;
   graphql(query: string, variables?: Record<string, unknown>, token?: string | null): Promise<TestResponse>;
+  /** Closes the app and builds a new one over the same data directory and database (`app` is then the new one). */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -38,7 +40,7 @@ export async function makeApp(env: Record<string, string> = {}, options: AppOpti
     DATA_DIR: dir, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, PUBLIC_URL: 'http://test.local',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), ...env,
   }, version);
-  const app = await createApp(config, options);
+  let app = await createApp(config, options);
 
   async function request(method: string, url: string, opts: RequestOptions = {}): Promise<TestResponse> {
     const token = opts.token === undefined ? client.adminToken : opts.token;
@@ -67,6 +69,10 @@ export async function makeApp(env: Record<string, string> = {}, options: AppOpti
     },
     graphql(query, variables, token) {
       return request('POST', '/graphql', { token, body: { query, variables } });
+    },
+    async restart() {
+      await app.close();
+      app = client.app = await createApp(config, options);
     },
     async close() {
       await app.close();

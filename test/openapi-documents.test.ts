@@ -777,6 +777,56 @@ describe('answers conform to the document', () => {
     await call('DELETE', '/api/v1/workflows/{workflow_id}', w, 404, { token: userToken });
   });
 
+  it('webhooks: list, create, read, update, test, deliveries, redeliver, delete and their errors', async () => {
+    const b = { base_id: S.base };
+    const url = `http://127.0.0.1:${upstreamPort}/hook`;
+    const created = await call('POST', '/api/v1/bases/{base_id}/webhooks', b, 201, { token: userToken, body: { url, events: ['record.created'], table_id: S.table } });
+    const { secret, ...hook } = created.body.data;
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(hook).toEqual({
+      id: expect.stringMatching(/^whk/), base_id: S.base, url, events: ['record.created'], table_id: S.table, enabled: true, disabled_reason: null,
+      consecutive_failures: 0, created_at: TIME, updated_at: TIME,
+    });
+    const w = { webhook_id: hook.id };
+    expect((await call('GET', '/api/v1/bases/{base_id}/webhooks', b, 200, { token: userToken })).body.data).toEqual([hook]);
+    expect((await call('GET', '/api/v1/webhooks/{webhook_id}', w, 200, { token: userToken })).body.data).toEqual(hook);
+    const changed = await call('PUT', '/api/v1/webhooks/{webhook_id}', w, 200, { token: userToken, body: { events: ['*'], table_id: null } });
+    expect(changed.body.data).toEqual({ ...hook, events: ['*'], table_id: null, updated_at: TIME });
+
+    const ping = (await call('POST', '/api/v1/webhooks/{webhook_id}/test', w, 200, { token: userToken })).body.data;
+    expect(ping).toEqual({
+      id: expect.stringMatching(/^dlv/), webhook_id: hook.id, event_id: expect.stringMatching(/^evt/), event_type: 'ping', status: 'pending', attempts: 0,
+      last_status: null, last_error: null, next_attempt_at: TIME, created_at: TIME, delivered_at: null,
+    });
+    await c.app.deliveries.idle();
+    const log = await call('GET', '/api/v1/webhooks/{webhook_id}/deliveries', w, 200, { token: userToken });
+    expect(log.body.data).toEqual([{ ...ping, status: 'delivered', attempts: 1, last_status: 200, next_attempt_at: null, delivered_at: TIME }]);
+    const again = await call('POST', '/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver', { ...w, delivery_id: ping.id }, 200, { token: userToken });
+    expect(again.body.data).toMatchObject({ event_id: ping.event_id, event_type: 'ping', status: 'pending', attempts: 0 });
+    await c.app.deliveries.idle();
+
+    const bad = await call('POST', '/api/v1/bases/{base_id}/webhooks', b, 400, { token: userToken, body: { url: 'http://169.254.169.254/latest', events: ['*'] } });
+    expectError(bad, 400, 'BAD_REQUEST', 'url: 169.254.169.254 is a private address', [{ field: 'url', message: '169.254.169.254 is a private address' }]);
+    const badEvent = await call('PUT', '/api/v1/webhooks/{webhook_id}', w, 400, { token: userToken, body: { events: ['record.moved'] } });
+    expect(badEvent.body).toMatchObject({ error: 'BAD_REQUEST', details: [{ field: 'events[0]' }] });
+    const viewerList = await call('GET', '/api/v1/bases/{base_id}/webhooks', b, 403, { token: viewerToken });
+    expectError(viewerList, 403, 'FORBIDDEN', 'You do not have permission to do this');
+    await call('GET', '/api/v1/webhooks/{webhook_id}/deliveries', w, 403, { token: viewerToken });
+    const anonymous = await call('GET', '/api/v1/webhooks/{webhook_id}', w, 401, { token: null });
+    expectError(anonymous, 401, 'UNAUTHORIZED', 'Authentication required');
+    const noDelivery = await call('POST', '/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver', { ...w, delivery_id: 'dlvnope' }, 404, { token: userToken });
+    expectError(noDelivery, 404, 'NOT_FOUND', `Delivery dlvnope of webhook ${hook.id} not found`);
+    await call('PUT', '/api/v1/webhooks/{webhook_id}', w, 200, { token: userToken, body: { enabled: false } });
+    const refused = await call('POST', '/api/v1/webhooks/{webhook_id}/test', w, 409, { token: userToken });
+    expectError(refused, 409, 'CONFLICT', 'The webhook is disabled: enable it to send a test');
+
+    const deleted = await call('DELETE', '/api/v1/webhooks/{webhook_id}', w, 200, { token: userToken });
+    expect(deleted.body.data).toEqual({ id: hook.id, deleted: true });
+    const gone = await call('GET', '/api/v1/webhooks/{webhook_id}', w, 404, { token: userToken });
+    expectError(gone, 404, 'NOT_FOUND', `Webhook ${hook.id} not found`);
+    await call('DELETE', '/api/v1/webhooks/{webhook_id}', w, 404, { token: userToken });
+  });
+
   it('plugins: upload, list, read, status, installations, config, rpc, proxy, sandbox URL, script runs, endpoint calls, run logs, rollback, uninstall and their errors', async () => {
     const manifest = exampleManifest('record-tagger');
     const id = manifest.id as string;

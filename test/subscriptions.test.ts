@@ -134,4 +134,16 @@ describe('event subscriptions over SSE', () => {
     expect(refused?.data.errors?.[0]?.message).toBeTruthy();
     expect(refused?.data.data ?? null).toBeNull();
   });
+
+  it('a subscriber that hangs up is no longer served, though no event arrives to end its stream', async () => {
+    const u = await c.user('Quitter');
+    const t = await makeTable(c, [{ name: 'N', type: 'number' }], { baseId: u.defaultBaseId, token: u.token });
+    const open = c.app.services.events.openStreams();
+    const subs = Array.from({ length: 5 }, () => subscribe(u.token, TABLE_EVENTS, { t }));
+    await until(() => c.app.services.events.openStreams() === open + 5);
+    for (const s of subs) s.close();
+    await Promise.all(subs.map((s) => s.done));
+    // Without a write to the table: each stream waits for its next event and must still notice the hang-up.
+    await until(() => c.app.services.events.openStreams() === open, 3_000);
+  });
 });

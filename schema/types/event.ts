@@ -51,7 +51,7 @@ builder.subscriptionFields((t) => ({
     authScopes: (_r, a) => ({ baseRole: { tableId: a.tableId, role: 'viewer' } }),
     subscribe: async (_r, a, ctx) => {
       const table = await ctx.services.tables.getTable(a.tableId);
-      return ctx.services.events.stream(table.baseId, { tableId: a.tableId, after: startAfter(a.after, ctx.lastEventId), stillAllowed: () => ctx.services.access.canRead(ctx.actor, table.baseId) });
+      return ctx.services.events.stream(table.baseId, { tableId: a.tableId, after: startAfter(a.after, ctx.lastEventId), signal: ctx.signal, stillAllowed: () => ctx.services.access.canRead(ctx.actor, table.baseId) });
     },
     resolve: (e: ApiEvent) => e,
   }),
@@ -61,7 +61,7 @@ builder.subscriptionFields((t) => ({
     args: { baseId: t.arg.id({ required: true }), after: t.arg.string({ required: false }) },
     authScopes: (_r, a) => ({ baseRole: { baseId: a.baseId, role: 'viewer' } }),
     subscribe: (_r, a, ctx) =>
-      ctx.services.events.stream(a.baseId, { after: startAfter(a.after, ctx.lastEventId), stillAllowed: () => ctx.services.access.canRead(ctx.actor, a.baseId) }),
+      ctx.services.events.stream(a.baseId, { after: startAfter(a.after, ctx.lastEventId), signal: ctx.signal, stillAllowed: () => ctx.services.access.canRead(ctx.actor, a.baseId) }),
     resolve: (e: ApiEvent) => e,
   }),
 }));

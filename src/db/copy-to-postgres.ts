@@ -4,7 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
+import { is } from 'drizzle-orm';
+import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import type { FieldDef } from '../fields/field-type.js';
 import { typeOfField } from '../fields/registry.js';
@@ -32,7 +33,16 @@ const TABLES: Array<{ table: PgTable; insertionOrder?: boolean }> = [
   { table: pgSchema.auditLog, insertionOrder: true }, { table: pgSchema.workflows }, { table: pgSchema.workflowRuns, insertionOrder: true },
   { table: pgSchema.plugins }, { table: pgSchema.pluginVersions }, { table: pgSchema.pluginFiles }, { table: pgSchema.pluginConfigs },
   { table: pgSchema.pluginInstallations }, { table: pgSchema.pluginStorage }, { table: pgSchema.pluginRuns, insertionOrder: true },
+  { table: pgSchema.events }, { table: pgSchema.idempotencyKeys }, { table: pgSchema.webhooks }, { table: pgSchema.webhookDeliveries },
 ];
+/**
+ * The service's tables that are not copied: the search index is rebuilt from the records by the server's background
+ * indexer, the keys come from DATA_DIR's files (SECRET_FILES), and rate-limit windows and login failures are short-lived.
+ */
+export const NOT_COPIED = ['search_state', 'search_dirty', 'service_keys', 'rate_hits', 'login_failures'];
+/** Every table of the PostgreSQL schema: each must be copied or named in NOT_COPIED (a test checks). */
+export const SERVICE_TABLES = (Object.values(pgSchema) as unknown[]).filter((v): v is PgTable => is(v, PgTable)).map((t) => getTableConfig(t).name);
+export const COPIED_TABLES = TABLES.map((t) => getTableConfig(t.table).name);
 /** Where the SQLite installation keeps its secrets (sqlite-store.ts), and their names in `service_keys`. */
 const SECRET_FILES = { 'signing-key': 'signing-key.json', 'url-signing-key': 'url-signing.key' } as const;
 const BATCH = 500;
@@ -43,7 +53,7 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 async function checkEmpty(client: pg.Client): Promise<void> {
   const { rows } = await client.query<{ schema: string; name: string }>(`SELECT table_schema AS schema, table_name AS name
     FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1, 2`);
-  const ours = new Set(TABLES.map((t) => getTableConfig(t.table).name).concat('search_state', 'search_dirty', 'service_keys', 'rate_hits', 'login_failures', '__drizzle_migrations'));
+  const ours = new Set([...SERVICE_TABLES, '__drizzle_migrations']);
   const foreign = rows.filter((r) => !ours.has(r.name) || !['public', 'drizzle'].includes(r.schema));
   if (foreign.length) {
     throw new CopyError(`The target database is not empty: it holds ${foreign.length} table(s) the service does not own (${foreign.slice(0, 3)

@@ -311,6 +311,8 @@ export const webhookDeliveries = pgTable('webhook_deliveries', {
   id: text('id').primaryKey(),
   webhookId: text('webhook_id').notNull().references(() => webhooks.id, { onDelete: 'cascade' }),
   eventId: text('event_id').notNull(),
+  /** The event's type (`ping` for a test delivery): lists show it and a ping is kept out of the failure count. */
+  eventType: text('event_type').notNull().default(''),
   /** The JSON body sent on every attempt (the event may be pruned before the last retry). */
   payload: text('payload').notNull(),
   status: text('status', { enum: ['pending', 'delivered', 'failed'] }).notNull(),

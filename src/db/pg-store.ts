@@ -128,6 +128,17 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
          RETURNING id, workflow_id AS "workflowId", table_id AS "tableId", record_id AS "recordId", depth`, [startedAt, leaseUntil]);
       return rows[0] && { ...rows[0], depth: Number(rows[0].depth) };
     },
+    async claimDueDeliveries(now, leaseUntil, limit) {
+      // As claimQueuedRun: outside the write lock, SKIP LOCKED passing over the deliveries another process is claiming.
+      // A delivery leased meanwhile by a committed claim is re-checked against the WHERE and left out.
+      const { rows } = await pool.query<{ id: string; webhookId: string; eventId: string; eventType: string; payload: string; attempts: string }>(
+        `UPDATE webhook_deliveries SET lease_until = $2
+         WHERE id IN (SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+           WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND w.enabled AND (d.lease_until IS NULL OR d.lease_until < $1)
+           ORDER BY d.next_attempt_at LIMIT $3 FOR UPDATE OF d SKIP LOCKED)
+         RETURNING id, webhook_id AS "webhookId", event_id AS "eventId", event_type AS "eventType", payload, attempts`, [now, leaseUntil, limit]);
+      return rows.map((r) => ({ ...r, attempts: Number(r.attempts) }));
+    },
     async secret(name, create) {
       const read = async () => (await pool.query<{ value: string }>('SELECT value FROM service_keys WHERE name = $1', [name])).rows[0]?.value;
       const found = await read();

@@ -161,6 +161,15 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
         .where(eq(runs.id, sql`(SELECT id FROM workflow_runs WHERE status = 'queued' ORDER BY rowid LIMIT 1)`))
         .returning({ id: runs.id, workflowId: runs.workflowId, tableId: runs.tableId, recordId: runs.recordId, depth: runs.depth }))[0]);
     },
+    claimDueDeliveries(now, leaseUntil, limit) {
+      const d = schema.webhookDeliveries;
+      // Inside a write transaction, as claimQueuedRun: no two claims see the same due delivery unleased.
+      return transaction(async (tx) => tx.db.update(d).set({ leaseUntil })
+        .where(sql`${d.id} IN (SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+          WHERE d.status = 'pending' AND d.next_attempt_at <= ${now} AND w.enabled = 1 AND (d.lease_until IS NULL OR d.lease_until < ${now})
+          ORDER BY d.next_attempt_at LIMIT ${limit})`)
+        .returning({ id: d.id, webhookId: d.webhookId, eventId: d.eventId, eventType: d.eventType, payload: d.payload, attempts: d.attempts }));
+    },
     async secret(name, create) {
       const file = path.join(path.dirname(databaseFile), SECRET_FILES[name]);
       if (!fs.existsSync(file)) fs.writeFileSync(file, await create(), { mode: 0o600 });

@@ -5,8 +5,10 @@ import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import type { FieldDef } from '../fields/field-type.js';
 import type * as schema from './schema.js';
 import type { ConditionGroup, RowWrite, SortKey, StoredRow } from './record-store/types.js';
+import type { EventRow } from './record-store/event-rows.js';
 
 export type { Condition, ConditionGroup, RowWrite, SortKey, StoredRow } from './record-store/types.js';
+export type { EventRow } from './record-store/event-rows.js';
 
 /** The service's own tables, as drizzle sees them. The domain takes them from `Store.schema`, never by import. */
 export type Schema = typeof schema;
@@ -44,7 +46,7 @@ export interface UnitOfWork {
 }
 
 /** What the processes over one database keep copies of, and announce changes to. */
-export type Topic = 'schema' | 'apps' | 'revocations' | 'workflows' | 'runs' | 'fills' | 'events';
+export type Topic = 'schema' | 'apps' | 'revocations' | 'workflows' | 'runs' | 'fills' | 'events' | 'webhooks' | 'deliveries';
 
 export interface Store extends UnitOfWork {
   readonly engine: 'sqlite' | 'postgres';
@@ -68,6 +70,12 @@ export interface Store extends UnitOfWork {
    * run twice.
    */
   claimQueuedRun(startedAt: string, leaseUntil: string): Promise<ClaimedRun | undefined>;
+  /**
+   * Takes up to `limit` webhook deliveries that are due (pending, next attempt at or before `now`, of an enabled webhook,
+   * and held by no process: no lease or a lapsed one), oldest due first, and leases them until `leaseUntil`, in one step.
+   * As with runs, processes claim at once and never the same delivery while its lease holds.
+   */
+  claimDueDeliveries(now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]>;
   /** Runs `listener` whenever another process announces a change to `topic` (never on SQLite: one process serves it). */
   onAnnouncement(topic: Topic, listener: () => void): void;
   /** A number that changes whenever another process changes the schema (tables, fields): caches of it compare it. */
@@ -125,6 +133,11 @@ export interface RecordStore {
   resetSearch(tableId: string): Promise<void>;
   /** Brings the search index of a table up to date, at most `limit` rows at a time; true when rows are left. */
   syncSearch(tableId: string, fields: FieldDef[], limit?: number): Promise<boolean>;
+
+  /** The highest `seq` of a base's events, 0 when it has none (the event log appends after it). */
+  lastEventSeq(baseId: string): Promise<number>;
+  /** Appends rows to the event log (every write does, so in plain SQL like the records). */
+  insertEvents(rows: EventRow[]): Promise<void>;
 }
 
 export type SecretName = 'signing-key' | 'url-signing-key';
@@ -136,6 +149,18 @@ export interface ClaimedRun {
   tableId: string;
   recordId: string | null;
   depth: number;
+}
+
+/** A webhook delivery as its claim hands it to the delivery worker. */
+export interface ClaimedDelivery {
+  id: string;
+  webhookId: string;
+  eventId: string;
+  eventType: string;
+  /** The JSON body to send, as queued. */
+  payload: string;
+  /** Attempts made before this one. */
+  attempts: number;
 }
 
 /**

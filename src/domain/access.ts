@@ -11,7 +11,7 @@ export const roleRank = (role: Role) => ROLES.indexOf(role);
 export const atLeast = (role: Role | null, min: Role) => role !== null && roleRank(role) >= roleRank(min);
 
 export function createAccess({ store }: Deps) {
-  const { baseMembers, bases, fields, tables, workflows } = store.schema;
+  const { baseMembers, bases, fields, tables, webhooks, workflows } = store.schema;
   // Prepared once on the store (reads outside transactions): every scope check runs them.
   const roleQuery = store.db
     .select({ role: baseMembers.role })
@@ -22,6 +22,7 @@ export function createAccess({ store }: Deps) {
   const tableBase = store.db.select({ baseId: tables.baseId }).from(tables).where(eq(tables.id, sql.placeholder('id'))).prepare();
   const fieldTable = store.db.select({ tableId: fields.tableId }).from(fields).where(eq(fields.id, sql.placeholder('id'))).prepare();
   const workflowTable = store.db.select({ tableId: workflows.tableId }).from(workflows).where(eq(workflows.id, sql.placeholder('id'))).prepare();
+  const webhookBase = store.db.select({ baseId: webhooks.baseId }).from(webhooks).where(eq(webhooks.id, sql.placeholder('id'))).prepare();
 
   /** The role that needs no query: a workflow's and a system administrator's; undefined for a user or an application. */
   function fixedRole(actor: Actor, baseId: string): Role | null | undefined {
@@ -42,8 +43,8 @@ export function createAccess({ store }: Deps) {
     return (row?.role as Role | undefined) ?? null;
   }
 
-  /** The base a table, a field, a workflow or a base id refers to; 404 naming the missing thing. Reads outside transactions. */
-  async function baseOf(ref: { baseId?: string; tableId?: string; fieldId?: string; workflowId?: string }): Promise<string> {
+  /** The base a table, a field, a workflow, a webhook or a base id refers to; 404 naming the missing thing. Reads outside transactions. */
+  async function baseOf(ref: { baseId?: string; tableId?: string; fieldId?: string; workflowId?: string; webhookId?: string }): Promise<string> {
     if (ref.baseId !== undefined) {
       if (!(await baseExists.execute({ id: ref.baseId }))[0]) throw notFound(`Base ${ref.baseId} not found`);
       return ref.baseId;
@@ -62,6 +63,11 @@ export function createAccess({ store }: Deps) {
       const [row] = await workflowTable.execute({ id: ref.workflowId });
       if (!row) throw notFound(`Workflow ${ref.workflowId} not found`);
       return baseOf({ tableId: row.tableId });
+    }
+    if (ref.webhookId !== undefined) {
+      const [row] = await webhookBase.execute({ id: ref.webhookId });
+      if (!row) throw notFound(`Webhook ${ref.webhookId} not found`);
+      return row.baseId;
     }
     throw new Error('baseOf needs a reference');
   }

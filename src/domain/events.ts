@@ -2,7 +2,7 @@
 // change (an outbox), with its actor; read by cursor per base and pruned after EVENT_RETENTION_DAYS. One log feeds the
 // events endpoint, subscriptions and webhooks, so none of them can see a change that rolled back or miss one that did not.
 import { and, asc, eq, gt, lt, max } from 'drizzle-orm';
-import { first, type UnitOfWork } from '../db/store.js';
+import { first, type EventRow, type UnitOfWork } from '../db/store.js';
 import { badRequest, forbidden } from '../errors.js';
 import { newId, nowIso } from '../ids.js';
 import type { FieldDef } from '../fields/field-type.js';
@@ -43,8 +43,6 @@ export const eventField = (f: FieldDef) => ({ id: f.id, name: f.name, type: f.ty
 const STREAM_BATCH = 500;
 const STREAM_POLL_MS = 1000;
 
-/** Rows per INSERT: ten columns each, well inside every engine's parameter limit. */
-const INSERT_ROWS = 200;
 const json = (v: unknown) => JSON.stringify(v ?? null);
 
 /** The record events of one write: created/deleted records whole, updated ones by the fields whose value changed. */
@@ -71,6 +69,8 @@ export function createEventLog({ store, config }: Deps) {
   const hooks: AppendHook[] = [];
   /** Hears of committed events of a base (from this process, or announced by another with baseId unknown: null). */
   const listeners = new Set<(baseId: string | null) => void>();
+  /** Subscriptions being served now (a hung-up subscriber's must not stay). */
+  let openStreams = 0;
   store.onAnnouncement('events', () => {
     for (const l of listeners) l(null);
   });
@@ -82,15 +82,15 @@ export function createEventLog({ store, config }: Deps) {
     /** Appends events of a base inside `tx`; each gets the next `seq` of the base (writes take turns, so no gap). */
     async append(tx: UnitOfWork, baseId: string, actor: Actor | null, items: NewEvent[]) {
       if (!config.eventLog || !items.length) return;
-      let seq = (await first(tx.db.select({ m: max(events.seq) }).from(events).where(eq(events.baseId, baseId))))?.m ?? 0;
+      let seq = await tx.records.lastEventSeq(baseId);
       const at = nowIso();
       const actorType = actor?.kind ?? 'user';
       const actorId = actor?.id ?? null;
-      const rows = items.map((e) => ({
+      const rows: EventRow[] = items.map((e) => ({
         id: newId('evt'), baseId, seq: ++seq, type: e.type, tableId: e.tableId ?? null, recordId: e.recordId ?? null,
         actorType, actorId, at, data: e.data,
       }));
-      for (let i = 0; i < rows.length; i += INSERT_ROWS) await tx.db.insert(events).values(rows.slice(i, i + INSERT_ROWS));
+      await tx.records.insertEvents(rows);
       if (hooks.length) {
         const appended = rows.map(toApi);
         for (const hook of hooks) await hook(tx, baseId, appended);
@@ -127,9 +127,11 @@ export function createEventLog({ store, config }: Deps) {
     /**
      * The events of a base (or of one table) after `after` as they commit, in `seq` order and each once; without `after`,
      * from now. Woken by commits of this process and announcements of others, and at least every second. Between batches
-     * it asks `stillAllowed` and ends with a 403 once the subscriber may no longer read the base.
+     * it asks `stillAllowed` and ends with a 403 once the subscriber may no longer read the base. It ends when `signal`
+     * aborts (the subscriber hung up): a generator told to return while it awaits would otherwise go on until its next
+     * event, and one nobody returns (an SSE stream whose socket closed) would wake and query on every commit forever.
      */
-    async *stream(baseId: string, opts: { tableId?: string; after: string | null; stillAllowed: () => Promise<boolean> }): AsyncGenerator<ApiEvent> {
+    async *stream(baseId: string, opts: { tableId?: string; after: string | null; signal?: AbortSignal; stillAllowed: () => Promise<boolean> }): AsyncGenerator<ApiEvent> {
       let cursor: number;
       if (opts.after !== null && opts.after !== '') {
         cursor = Number(opts.after);
@@ -142,8 +144,11 @@ export function createEventLog({ store, config }: Deps) {
         woken = true;
         wake?.();
       });
+      const hangUp = () => wake?.();
+      opts.signal?.addEventListener('abort', hangUp);
+      openStreams++;
       try {
-        for (;;) {
+        while (!opts.signal?.aborted) {
           woken = false;
           const page = await this.list(baseId, { after: cursor, limit: STREAM_BATCH, tableId: opts.tableId });
           for (const e of page.items) {
@@ -151,7 +156,7 @@ export function createEventLog({ store, config }: Deps) {
             yield e;
           }
           if (page.next) continue;
-          if (!woken) {
+          if (!woken && !opts.signal?.aborted) {
             await new Promise<void>((resolve) => {
               const timer = setTimeout(resolve, STREAM_POLL_MS);
               wake = () => {
@@ -161,12 +166,18 @@ export function createEventLog({ store, config }: Deps) {
             });
             wake = undefined;
           }
+          if (opts.signal?.aborted) break;
           if (!(await opts.stillAllowed())) throw forbidden('You can no longer read this base');
         }
       } finally {
+        opts.signal?.removeEventListener('abort', hangUp);
+        openStreams--;
         stop();
       }
     },
+
+    /** How many subscriptions this process is serving. */
+    openStreams: () => openStreams,
 
     /** Deletes events older than the retention period. */
     async prune(now = Date.now()) {

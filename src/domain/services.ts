@@ -17,6 +17,7 @@ import { createRecordService } from './records.js';
 import { createSearchIndexer } from './search-indexer.js';
 import { createTableService } from './tables.js';
 import { createUserService } from './users.js';
+import { createDeliveryQueue, createWebhookService } from './webhooks/index.js';
 import { createWorkflowService } from './workflows.js';
 
 /** `throttle`: the login throttle app.ts chose for the engine (the in-process one when absent). */
@@ -43,7 +44,9 @@ export function createServices(deps: Deps, opts: { throttle?: LoginThrottle } = 
     proxyRatePerMinute: deps.config.proxyRatePerMinute,
   });
   const idempotency = createIdempotency(deps);
-  return { deps, keys: deps.keys, activity, idempotency, search, computed, events, access, users, auth, audit, apps, appLimits, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
+  const webhookQueue = createDeliveryQueue(deps, events);
+  const webhooks = createWebhookService(deps, webhookQueue);
+  return { deps, webhooks, webhookQueue, keys: deps.keys, activity, idempotency, search, computed, events, access, users, auth, audit, apps, appLimits, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -44,6 +44,8 @@ export interface FetchRequest {
    * URL's WHATWG-canonical hostname (lower case, numeric IPv4 forms as dotted quads) without IPv6 brackets.
    */
   allowHost?: (host: string) => boolean;
+  /** `manual` answers a redirect as it is instead of following it (webhook deliveries: a 3xx is not a 2xx). */
+  redirect?: 'follow' | 'manual';
 }
 
 export interface FetchAnswer {
@@ -75,18 +77,29 @@ export function checkUrl(raw: string): URL {
 
 const defaultPort = (url: URL) => url.port || (url.protocol === 'https:' ? '443' : '80');
 const bareHost = (url: URL) => url.hostname.replace(/^\[|\]$/g, '');
+const allowList = (pairs: string[] = []) => new Set(pairs.map((s) => s.trim().toLowerCase()).filter(Boolean));
+const isExempt = (allow: Set<string>, url: URL) => allow.has(`${bareHost(url).toLowerCase()}:${defaultPort(url)}`);
+
+/**
+ * What can be told of a target before any request (a webhook URL when it is saved): the checks of `checkUrl`, and that an
+ * IP-literal host is public unless `allowPrivate` exempts it. A name is only resolved when a request is made, and checked then.
+ */
+export function checkTarget(raw: string, allowPrivate: string[] = []): URL {
+  const url = checkUrl(raw);
+  const host = bareHost(url);
+  if (ipaddr.isValid(host) && isPrivateAddress(host) && !isExempt(allowList(allowPrivate), url)) throw new BlockedError(`${host} is a private address`);
+  return url;
+}
 
 export function createGuardedFetch(opts: GuardOptions = {}) {
-  const allow = new Set((opts.allowPrivate ?? []).map((s) => s.trim().toLowerCase()).filter(Boolean));
+  const allow = allowList(opts.allowPrivate);
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const maxBytes = opts.maxBytes ?? 5 * 1024 * 1024;
   const maxRedirects = opts.maxRedirects ?? 5;
   // Looked up at call time rather than captured, so a spy on dns.lookup sees every lookup.
   const lookup: LookupAll = opts.lookup ?? ((hostname, options, callback) => dns.lookup(hostname, options, callback));
 
-  function exempt(url: URL) {
-    return allow.has(`${bareHost(url).toLowerCase()}:${defaultPort(url)}`);
-  }
+  const exempt = (url: URL) => isExempt(allow, url);
 
   /** A DNS lookup that refuses private answers: the socket connects to exactly the address checked here. */
   function guardedLookup(url: URL): net_LookupFunction {
@@ -151,7 +164,7 @@ export function createGuardedFetch(opts: GuardOptions = {}) {
       }
       const answer = await once(url, current, deadline);
       const location = answer.headers.location;
-      if (![301, 302, 303, 307, 308].includes(answer.status) || !location) return answer;
+      if (![301, 302, 303, 307, 308].includes(answer.status) || !location || req.redirect === 'manual') return answer;
       if (hop >= maxRedirects) throw new BlockedError(`More than ${maxRedirects} redirects`);
       const next = checkUrl(new URL(location, url).toString());
       // 303, and 301/302 after POST, continue as GET without a body, as browsers do.

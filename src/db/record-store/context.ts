@@ -51,6 +51,8 @@ export interface StoreContext {
   dialect: RecordDialect;
   /** The first column of the first row a query answers (a COUNT, a max). */
   scalar(sql: string, params?: readonly unknown[]): Promise<unknown>;
+  /** INSERT of `tuples` (each with `columns.length` values) into `table`, `client.rowsPerInsert` rows per statement. */
+  insertRows(table: string, columns: string[], tuples: unknown[][]): Promise<void>;
 }
 
 export function createContext(client: SqlClient): StoreContext {
@@ -58,5 +60,28 @@ export function createContext(client: SqlClient): StoreContext {
     client,
     dialect: client.dialect,
     scalar: async (sql, params) => (await client.rows(sql, params))[0]?.[0],
+    insertRows: (table, columns, tuples) => insertRows(client, table, columns, tuples),
   };
+}
+
+async function insertRows(client: SqlClient, table: string, columns: string[], tuples: unknown[][]) {
+  const perStatement = Math.max(1, Math.min(client.rowsPerInsert, Math.floor(MAX_PARAMS / columns.length)));
+  // The target columns type the values, so placeholders need no value; the text is built once per slice size.
+  const texts = new Map<number, string>();
+  const textOf = (rows: number) => {
+    let sql = texts.get(rows);
+    if (!sql) {
+      let n = 0;
+      const row = () => `(${columns.map(() => client.dialect.placeholder(++n)).join(', ')})`;
+      sql = `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${Array.from({ length: rows }, row).join(', ')}`;
+      texts.set(rows, sql);
+    }
+    return sql;
+  };
+  if (perStatement === 1) {
+    const sql = textOf(1);
+    for (const t of tuples) await client.run(sql, t);
+    return;
+  }
+  for (const slice of chunks(tuples, perStatement)) await client.run(textOf(slice.length), slice.flat());
 }

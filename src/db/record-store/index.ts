@@ -3,6 +3,7 @@
 import type { RecordStore } from '../store.js';
 import type { SqlClient } from '../sql-client.js';
 import { createContext } from './context.js';
+import { eventRows } from './event-rows.js';
 import { recordReads } from './reads.js';
 import { schemaChanges } from './schema.js';
 import { searchIndex } from './search-index.js';
@@ -16,6 +17,7 @@ export function createRecordStore(client: SqlClient): RecordStore {
     ...search,
     ...recordWrites(ctx, markSearchDirty),
     ...recordReads(ctx),
+    ...eventRows(ctx),
     forgetStatements: () => client.forgetStatements(),
   };
 }

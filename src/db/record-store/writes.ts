@@ -2,34 +2,13 @@
 import type { ColumnStorage, FieldDef } from '../../fields/field-type.js';
 import { typeOfField } from '../../fields/registry.js';
 import { Params } from '../sql-client.js';
-import { chunks, column, hasColumn, isLink, linkTable, MAX_PARAMS, recordTable, searchTable, type StoreContext } from './context.js';
+import { chunks, column, hasColumn, isLink, linkTable, recordTable, searchTable, type StoreContext } from './context.js';
 import type { RowWrite } from './types.js';
 
-export function recordWrites({ client, dialect: d }: StoreContext, markSearchDirty: (tableId: string, ids: string[]) => Promise<void>) {
+export function recordWrites(ctx: StoreContext, markSearchDirty: (tableId: string, ids: string[]) => Promise<void>) {
+  const { client, dialect: d } = ctx;
   const p = (n: number) => d.placeholder(n);
-
-  /** INSERT of `tuples` (each with `columns.length` values) into `table`, `client.rowsPerInsert` rows per statement. */
-  async function insertRows(table: string, columns: string[], tuples: unknown[][]) {
-    const perStatement = Math.max(1, Math.min(client.rowsPerInsert, Math.floor(MAX_PARAMS / columns.length)));
-    const texts = new Map<number, string>();
-    // The target columns type the values, so placeholders need no value; the text is built once per slice size.
-    const textOf = (rows: number) => {
-      let sql = texts.get(rows);
-      if (!sql) {
-        let n = 0;
-        const row = () => `(${columns.map(() => p(++n)).join(', ')})`;
-        sql = `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${Array.from({ length: rows }, row).join(', ')}`;
-        texts.set(rows, sql);
-      }
-      return sql;
-    };
-    if (perStatement === 1) {
-      const sql = textOf(1);
-      for (const t of tuples) await client.run(sql, t);
-      return;
-    }
-    for (const slice of chunks(tuples, perStatement)) await client.run(textOf(slice.length), slice.flat());
-  }
+  const insertRows = (table: string, columns: string[], tuples: unknown[][]) => ctx.insertRows(table, columns, tuples);
 
   /** Junction rows of one link field; `replace` drops the records' old links first. */
   async function writeLinks(lt: string, links: Array<{ src: string; targets: string[] }>, replace: boolean) {
