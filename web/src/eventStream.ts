@@ -38,6 +38,8 @@ export interface EventStreamOptions {
 const backoff = (attempt: number) => Math.min(30_000, 1000 * 2 ** attempt) * (0.75 + Math.random() * 0.5);
 /** yoga pings every 12 s; a connection silent for longer than this is dead (a sleeping laptop, a dropped proxy). */
 const SILENCE_MS = 35_000;
+/** A tab hidden this long lets its connection go (browsers allow few per origin over HTTP/1.1) and resumes when shown. */
+const HIDDEN_PAUSE_MS = 60_000;
 /** Errors after which retrying cannot help. */
 const FINAL_CODES = new Set(['UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_REQUEST', 'GRAPHQL_VALIDATION_FAILED']);
 
@@ -51,6 +53,10 @@ export function openEventStream(opts: EventStreamOptions): { close(): void } {
   let controller: AbortController | null = null;
   let retryTimer: ReturnType<typeof setTimeout> | undefined;
   let silenceTimer: ReturnType<typeof setTimeout> | undefined;
+  let hiddenTimer: ReturnType<typeof setTimeout> | undefined;
+  let paused = false;
+  /** The current connection attempt; an older one that ends late must not schedule another. */
+  let generation = 0;
   const status = (s: LiveStatus, reason?: string) => opts.onStatus?.(s, reason);
 
   const newer = (seq: string) => lastSeq === null || BigInt(seq) > BigInt(lastSeq);
@@ -73,7 +79,8 @@ export function openEventStream(opts: EventStreamOptions): { close(): void } {
   }
 
   async function connect() {
-    if (closed) return;
+    if (closed || paused) return;
+    const gen = ++generation;
     if (!session.token) {
       status('stopped', 'signed out');
       return;
@@ -124,9 +131,9 @@ export function openEventStream(opts: EventStreamOptions): { close(): void } {
         }
       }
     } catch (e) {
-      clearTimeout(silenceTimer);
       abort.abort();
-      if (closed) return;
+      if (closed || paused || gen !== generation) return;
+      clearTimeout(silenceTimer);
       if (e instanceof Refused) {
         status('stopped', e.message);
         return;
@@ -150,6 +157,25 @@ export function openEventStream(opts: EventStreamOptions): { close(): void } {
   };
   window.addEventListener('online', onOnline);
 
+  // Hidden for a while: hang up, keeping the cursor; shown again: resume after the last event seen.
+  const onVisibility = () => {
+    clearTimeout(hiddenTimer);
+    if (document.visibilityState === 'hidden') {
+      hiddenTimer = setTimeout(() => {
+        paused = true;
+        clearTimeout(retryTimer);
+        retryTimer = undefined;
+        clearTimeout(silenceTimer);
+        controller?.abort();
+      }, HIDDEN_PAUSE_MS);
+    } else if (paused) {
+      paused = false;
+      status('connecting');
+      void connect();
+    }
+  };
+  document.addEventListener('visibilitychange', onVisibility);
+
   status('connecting');
   void connect();
   return {
@@ -157,8 +183,10 @@ export function openEventStream(opts: EventStreamOptions): { close(): void } {
       closed = true;
       clearTimeout(retryTimer);
       clearTimeout(silenceTimer);
+      clearTimeout(hiddenTimer);
       controller?.abort();
       window.removeEventListener('online', onOnline);
+      document.removeEventListener('visibilitychange', onVisibility);
       status('stopped');
     },
   };
