@@ -3,11 +3,12 @@ import { createRouter, createWebHistory } from 'vue-router';
 import { session } from './api';
 import { adminRoutes } from './routes/admin';
 import { coreRoutes } from './routes/core';
+import { webhookRoutes } from './routes/webhooks';
 import { workflowRoutes } from './routes/workflows';
 
 export const router = createRouter({
   history: createWebHistory(),
-  routes: [...coreRoutes, ...workflowRoutes, ...adminRoutes],
+  routes: [...coreRoutes, ...workflowRoutes, ...webhookRoutes, ...adminRoutes],
 });
 
 router.beforeEach((to) => {

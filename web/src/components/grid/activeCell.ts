@@ -1,4 +1,4 @@
-// The grid's active cell: which cell it is, kept inside the page when rows or fields change, moved by arrows and Tab, scrolled into view.
+// The grid's active cell: which cell it is, following its record and field when rows or fields change and kept inside the page, moved by arrows and Tab, scrolled into view.
 import { nextTick, ref, watch, type Ref } from 'vue';
 import type { FieldDef, RecordRow } from '../fieldTypes';
 
@@ -10,10 +10,17 @@ export interface GridData {
 export function useActiveCell(props: GridData, scroller: Ref<HTMLElement | null>) {
   const active = ref<{ r: number; c: number } | null>(null);
 
-  watch(() => props.rows, (rows) => {
+  watch(() => props.rows, (rows, old) => {
+    // A live change (a record deleted above, a refetch) moves rows: the active cell stays on its record.
+    const id = active.value && old?.[active.value.r]?.id;
+    const at = id ? rows.findIndex((r) => r.id === id) : -1;
+    if (active.value && at >= 0 && at !== active.value.r) active.value = { ...active.value, r: at };
     if (active.value && (active.value.r >= rows.length || active.value.c >= props.fields.length)) active.value = rows.length && props.fields.length ? { r: Math.min(active.value.r, rows.length - 1), c: Math.min(active.value.c, props.fields.length - 1) } : null;
   });
-  watch(() => props.fields, () => {
+  watch(() => props.fields, (fields, old) => {
+    const id = active.value && old?.[active.value.c]?.id;
+    const at = id ? fields.findIndex((f) => f.id === id) : -1;
+    if (active.value && at >= 0 && at !== active.value.c) active.value = { ...active.value, c: at };
     if (active.value && active.value.c >= props.fields.length) active.value = props.fields.length ? { ...active.value, c: props.fields.length - 1 } : null;
   });
 

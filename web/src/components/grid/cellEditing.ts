@@ -1,5 +1,5 @@
 // Inline editing of the grid's cells: the open editor and where it floats, commits through the page's save, per-cell saving state and errors under the cell.
-import { reactive, ref, watch, type Ref } from 'vue';
+import { nextTick, reactive, ref, watch, type Ref } from 'vue';
 import type FieldEditor from '../FieldEditor.vue';
 import { isReadOnly, sameValue, type FieldDef, type RecordRow } from '../fieldTypes';
 import { errorText } from '../../ui/format';
@@ -32,6 +32,8 @@ export function useCellEditing(props: EditableGridData, scroller: Ref<HTMLElemen
 
   watch(() => props.rows, (rows) => {
     if (editing.value && !rows.some((r) => r.id === editing.value!.rowId)) editing.value = null;
+    // Rows moved by a live change: the open editor follows its cell (its draft stays, the row is keyed by id).
+    else if (editing.value) void nextTick(onScroll);
     // Errors belong to the values they were about; a new page drops them.
     for (const k of [...errors.keys()]) if (!rows.some((r) => k.startsWith(`${r.id}:`))) errors.delete(k);
   });

@@ -7,6 +7,7 @@ import { confirmDialog, toast } from '../../ui/feedback';
 import { REC } from './documents';
 import type { TableView } from './useTableView';
 import type { RecordDrawerState } from './useRecordDrawer';
+import type { LiveWrites } from './liveWrites';
 
 /** What the page asks of its grid. */
 export interface GridHandle {
@@ -23,6 +24,8 @@ export function useRecordActions(opts: {
   grid: () => GridHandle | null;
   /** Computed fields of the table read other records of it (through a link to itself): a write reloads the page. */
   readsOwnRecords?: Ref<boolean>;
+  /** The live grid: which events may touch a cell being written, and records it already counted. */
+  live?: { writes: LiveWrites; alreadyCounted(id: string): boolean };
 }) {
   const { rows, total, selection } = opts.view;
   /** Records just added, flashed in the grid. */
@@ -30,15 +33,18 @@ export function useRecordActions(opts: {
 
   async function save(row: RecordRow, f: FieldDef, value: unknown) {
     const old = row.fields[f.name];
+    const w = opts.live?.writes.begin(row.id, f.name);
     replaceRow({ ...row, fields: { ...row.fields, [f.name]: value } });
     try {
       const r = (await gql<{ updateRecord: RecordRow }>(`mutation($t: ID!, $id: ID!, $f: JSON!) { updateRecord(tableId: $t, id: $id, fields: $f) { ${REC} } }`, {
         t: opts.tableId(), id: row.id, f: { [f.name]: value },
       })).updateRecord;
-      replaceRow(r);
+      // When this write's event came first the row holds it already, with whatever others changed since.
+      if (!w || opts.live!.writes.answered(w, r)) replaceRow(r);
       // The answer carries this record's recomputed values; other records' come with a reload.
       if (opts.readsOwnRecords?.value) void opts.view.loadRecords();
     } catch (e) {
+      if (w) opts.live!.writes.failed(w);
       const cur = rows.value.find((x) => x.id === row.id);
       if (cur) replaceRow({ ...cur, fields: { ...cur.fields, [f.name]: old } });
       throw e;
@@ -67,11 +73,16 @@ export function useRecordActions(opts: {
     }
   }
   function appendRow(r: RecordRow) {
-    // The new record shows at the bottom of this page until the next reload puts it in its place.
-    rows.value = [...rows.value, r];
-    total.value += 1;
+    // The new record shows at the bottom of this page until the next reload puts it in its place. Its live event
+    // may have come first: then it is shown or counted already.
+    const i = rows.value.findIndex((x) => x.id === r.id);
+    if (i >= 0) replaceRow(r);
+    else {
+      rows.value = [...rows.value, r];
+      if (!opts.live?.alreadyCounted(r.id)) total.value += 1;
+    }
     fresh.value = new Set([r.id]);
-    opts.grid()?.activate(rows.value.length - 1, 0);
+    opts.grid()?.activate(rows.value.findIndex((x) => x.id === r.id), 0);
     opts.grid()?.focus();
   }
 

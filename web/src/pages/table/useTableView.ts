@@ -53,10 +53,11 @@ export function useTableView(opts: { tableId: () => string; fields: Ref<FieldDef
   }
 
   let loadSeq = 0;
-  async function loadRecords() {
+  /** Loads the current page; `quiet` (a live refresh) leaves the grid undimmed, and the newest call's answer wins. */
+  async function loadRecords(opt: { quiet?: boolean } = {}): Promise<void> {
     const my = ++loadSeq;
     const key = viewKey.value;
-    loading.value = true;
+    if (!opt.quiet) loading.value = true;
     try {
       const d = await gql<{ records: { items: RecordRow[]; total: number } }>(
         `query($t: ID!, $p: Int, $s: Int, $f: JSON, $o: JSON) { records(tableId: $t, page: $p, pageSize: $s, filter: $f, sort: $o) { total items { ${REC} } } }`,
@@ -69,7 +70,7 @@ export function useTableView(opts: { tableId: () => string; fields: Ref<FieldDef
       // Deleted records can leave us past the last page.
       if (!d.records.items.length && page.value > 1 && d.records.total > 0) {
         page.value = Math.ceil(d.records.total / pageSize.value);
-        return loadRecords();
+        return loadRecords(opt);
       }
       rows.value = d.records.items;
       shown.value = { page: page.value, size: pageSize.value };
@@ -80,7 +81,7 @@ export function useTableView(opts: { tableId: () => string; fields: Ref<FieldDef
       if (/^(filter|sort)\b/i.test(msg)) {
         loadedViewKey = key;
         viewError.value = msg;
-      } else toast(msg, 'error');
+      } else if (!opt.quiet) toast(msg, 'error');
     } finally {
       if (my === loadSeq) loading.value = false;
     }
