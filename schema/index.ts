@@ -11,5 +11,6 @@ import './types/oauth.js';
 import './types/plugin.js';
 import './types/open-api.js';
 import './types/event.js';
+import './types/job.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

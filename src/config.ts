@@ -39,6 +39,8 @@ export interface Config {
   eventLog: boolean;
   /** How long the event log keeps events. */
   eventRetentionDays: number;
+  /** The largest import file (contract section 15: 413 beyond). */
+  importMaxBytes: number;
 }
 
 /** A variable with a bad value: the start stops with this one line. */
@@ -53,7 +55,7 @@ export const VARIABLES = [
   'PORT', 'HOST', 'DATA_DIR', 'PUBLIC_URL', 'DATABASE_URL', 'ADMIN_EMAIL', 'ADMIN_PASSWORD', 'USER_TOKEN_TTL', 'SQLITE_SYNCHRONOUS',
   'LOG_LEVEL', 'METRICS_TOKEN', 'TRUST_PROXY', 'PLUGIN_PROXY_ALLOW_PRIVATE', 'PLUGIN_PROXY_TIMEOUT_MS', 'PLUGIN_PROXY_MAX_BYTES',
   'PLUGIN_PROXY_RATE_PER_MINUTE', 'TABLE_SANDBOX_PYTHON', 'TABLE_SANDBOX_DISABLE_BWRAP', 'WORKERS', 'WORKFLOW_LEASE_SECONDS',
-  'EVENT_LOG', 'EVENT_RETENTION_DAYS',
+  'EVENT_LOG', 'EVENT_RETENTION_DAYS', 'IMPORT_MAX_BYTES',
 ] as const;
 
 /**
@@ -165,5 +167,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, version = '0.0.
     workflowLeaseMs: integer(env, 'WORKFLOW_LEASE_SECONDS', 30, 1, 3600) * 1000,
     eventLog: oneOf(env, 'EVENT_LOG', ['on', 'off'], 'on', (s) => s.toLowerCase()) === 'on',
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 3650),
+    importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 1024 ** 3, 1),
   };
 }

@@ -9,7 +9,7 @@ import { projectPath } from '../project-root.js';
 import * as pgSchema from './pg-schema.js';
 import { pgDialect } from './pg-dialect.js';
 import { createPgRecordStore } from './pg-record-store.js';
-import type { Db, Schema, Store, Topic, UnitOfWork } from './store.js';
+import type { ClaimedJob, Db, Schema, Store, Topic, UnitOfWork } from './store.js';
 
 const MIGRATIONS = projectPath('src', 'db', 'pg-migrations');
 /** The channel on which every process announces its changes (store.ts `Topic`), and hears the others'. */
@@ -127,6 +127,13 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
          WHERE id = (SELECT id FROM workflow_runs WHERE status = 'queued' ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED)
          RETURNING id, workflow_id AS "workflowId", table_id AS "tableId", record_id AS "recordId", depth`, [startedAt, leaseUntil]);
       return rows[0] && { ...rows[0], depth: Number(rows[0].depth) };
+    },
+    async claimQueuedJob(startedAt, leaseUntil, spool) {
+      const { rows } = await pool.query<ClaimedJob>(
+        `UPDATE jobs SET status = 'running', started_at = $1, lease_until = $2
+         WHERE id = (SELECT id FROM jobs WHERE status = 'queued' AND spool = $3 ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+         RETURNING id, type, base_id AS "baseId", table_id AS "tableId", created_by AS "createdBy", input`, [startedAt, leaseUntil, spool]);
+      return rows[0];
     },
     async secret(name, create) {
       const read = async () => (await pool.query<{ value: string }>('SELECT value FROM service_keys WHERE name = $1', [name])).rows[0]?.value;

@@ -46,7 +46,7 @@ export interface UnitOfWork {
 }
 
 /** What the processes over one database keep copies of, and announce changes to. */
-export type Topic = 'schema' | 'apps' | 'revocations' | 'workflows' | 'runs' | 'fills' | 'events';
+export type Topic = 'schema' | 'apps' | 'revocations' | 'workflows' | 'runs' | 'fills' | 'events' | 'jobs';
 
 export interface Store extends UnitOfWork {
   readonly engine: 'sqlite' | 'postgres';
@@ -70,6 +70,11 @@ export interface Store extends UnitOfWork {
    * run twice.
    */
   claimQueuedRun(startedAt: string, leaseUntil: string): Promise<ClaimedRun | undefined>;
+  /**
+   * Takes the oldest queued job spooled into `spool` (a DATA_DIR's id: its file is there) and marks it running with a
+   * lease, in one step, as `claimQueuedRun` does for runs: one process gets each job.
+   */
+  claimQueuedJob(startedAt: string, leaseUntil: string, spool: string): Promise<ClaimedJob | undefined>;
   /** Runs `listener` whenever another process announces a change to `topic` (never on SQLite: one process serves it). */
   onAnnouncement(topic: Topic, listener: () => void): void;
   /** A number that changes whenever another process changes the schema (tables, fields): caches of it compare it. */
@@ -143,6 +148,16 @@ export interface ClaimedRun {
   tableId: string;
   recordId: string | null;
   depth: number;
+}
+
+/** A job as its claim hands it to the job runner. */
+export interface ClaimedJob {
+  id: string;
+  type: 'import' | 'export';
+  baseId: string;
+  tableId: string | null;
+  createdBy: string;
+  input: Record<string, unknown>;
 }
 
 /**
