@@ -25,6 +25,19 @@ export interface Spool {
   discard(upload: string): void;
 }
 
+async function* bodyChunks(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    await reader.cancel().catch(() => {}); // a body left unread (too large) is not read further
+  }
+}
+
 const tooLarge = (max: number) => new AppError('PAYLOAD_TOO_LARGE', `The file is larger than IMPORT_MAX_BYTES (${max} bytes)`);
 
 export function createSpool(dir: string, maxBytes: number): Spool {
@@ -45,7 +58,8 @@ export function createSpool(dir: string, maxBytes: number): Spool {
       let options: string | undefined;
       let failure: Error | undefined;
       const writes: Array<Promise<void>> = [];
-      const source = Readable.fromWeb(request.body as import('node:stream/web').ReadableStream);
+      // Read through the body's reader: a server may hand a ReadableStream of its own that Readable.fromWeb refuses.
+      const source = Readable.from(bodyChunks(request.body));
       let parser: busboy.Busboy;
       try {
         parser = busboy({ headers: { 'content-type': contentType }, defParamCharset: 'utf8', limits: { files: 1, fileSize: maxBytes, fields: 5, fieldSize: 1 << 20 } });

@@ -9,6 +9,8 @@ export type FileFormat = 'csv' | 'xlsx';
 export interface FileRow { row: number; cells: string[] }
 
 const SNIFF_BYTES = 64 * 1024;
+/** Parsed rows that may wait for the importer before the file is paused. */
+const QUEUE_ROWS = 5000;
 
 /** XLSX is a zip (PK\x03\x04); everything else is read as CSV text. */
 export function detectFormat(file: string): FileFormat {
@@ -90,13 +92,51 @@ export async function* readRows(file: string, format: FileFormat): AsyncGenerato
     return;
   }
   const { delimiter, bomBytes } = sniffCsv(file);
+  // The parser's rows are taken as they come and the file is paused while enough wait: pulling rows one by one
+  // through papaparse's stream makes it pause and parse the rest of its chunk again for every row (quadratic).
   const source = fs.createReadStream(file, { start: bomBytes, highWaterMark: 1 << 20 });
-  const parser = source.pipe(Papa.parse(Papa.NODE_STREAM_INPUT, { delimiter, skipEmptyLines: false }));
+  const parser = Papa.parse(Papa.NODE_STREAM_INPUT, { delimiter, skipEmptyLines: false });
+  const queue: string[][] = [];
+  let ended = false;
+  let failure: Error | undefined;
+  let notify: (() => void) | undefined;
+  const wakeReader = () => notify?.();
+  source.on('data', (chunk) => parser.write(chunk));
+  source.on('end', () => parser.end());
+  source.on('error', (e) => {
+    failure = e;
+    wakeReader();
+  });
+  parser.on('data', (row: string[]) => {
+    queue.push(row);
+    if (queue.length >= QUEUE_ROWS) source.pause();
+    wakeReader();
+  });
+  parser.on('end', () => {
+    ended = true;
+    wakeReader();
+  });
+  parser.on('error', (e: Error) => {
+    failure = e;
+    wakeReader();
+  });
   let n = 0;
   try {
-    for await (const cells of parser as AsyncIterable<string[]>) yield { row: n++, cells };
+    for (;;) {
+      if (queue.length) {
+        const rows = queue.splice(0);
+        if (!ended) source.resume();
+        for (const cells of rows) yield { row: n++, cells };
+        continue;
+      }
+      if (failure) throw failure;
+      if (ended) return;
+      await new Promise<void>((resolve) => (notify = resolve));
+      notify = undefined;
+    }
   } finally {
     source.destroy(); // a reader that stops early (a preview, a cancel) must not keep the file open
+    parser.destroy();
   }
 }
 
