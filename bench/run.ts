@@ -8,7 +8,7 @@
 // bench/token-verify.ts): token endpoint, Open API list, token verification in process, keyword search; W1-W2 workflows
 // (bench/workflows.ts); C1-C4 computed fields (bench/computed.ts): fan-out, list with computed fields, adding a formula
 // to the 100k and to the 1M table; E1-E3 events (bench/events.ts): SSE latency with 100 subscribers, Idempotency-Key
-// cost, event log on vs EVENT_LOG=off; S the start time of the built server (bench/start-time.ts); P the Python runtime
+// cost, event log on vs EVENT_LOG=off; I1, X1 import of a 1M-row CSV and its export (bench/import-export.ts); S the start time of the built server (bench/start-time.ts); P the Python runtime
 // (bench/python-runtime.ts, a separate process at the end).
 // PostgreSQL workloads (bench/postgres.ts, bench/pg-workloads.ts; baseline bench/pg-baseline-server.ts, node:http + pg
 // running the same SQL): PG1 list, PG2 indexed eq filter on the 1M table, PG3 keyword search, PG4 batch create; PGW the
@@ -55,6 +55,7 @@ import { startTime } from './start-time.js';
 import { tokenVerification } from './token-verify.js';
 import { workflowThroughput, workflowWriteLatency } from './workflows.js';
 import { eventLogCost, idempotencyCost, sseLatency, type EventsCtx } from './events.js';
+import { importExport } from './import-export.js';
 import { computedAddField, computedAddFieldBig, computedFanOut, computedList, type ComputedCtx } from './computed.js';
 
 if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
@@ -322,6 +323,9 @@ async function runSqlite(tmp: string, rows: Row[], problems: string[], profileDi
         await stop(off).catch(() => undefined);
       }
     });
+
+    // ---- I1, X1: import and export (issue 17) ----
+    await guard(['I1', 'X1'], () => importExport({ svc, svcUrl: svcBase, token: login.data.token, servicePid: service!.proc.pid!, tmp, rows, problems, settle }, ONLY));
   } finally {
     // Stop gracefully so a --cpu-prof profile gets written; procs.ts kills anything left on any exit path.
     if (baseline) await stop(baseline).catch(() => undefined);
