@@ -65,7 +65,7 @@ if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
   process.exit(0);
 }
 
-const SQLITE_WORKLOADS = ['1', '2', '3', '4', '5', 'T1', 'T2', 'T3', 'T4', 'W1', 'W2', 'C1', 'C2', 'C3', 'C4', 'E1', 'E2', 'E3'];
+const SQLITE_WORKLOADS = ['1', '2', '3', '4', '5', 'T1', 'T2', 'T3', 'T4', 'W1', 'W2', 'C1', 'C2', 'C3', 'C4', 'E1', 'E2', 'E3', 'I1', 'X1'];
 
 const GRAPHQL_LIST = 'query Records($tableId: ID!, $page: Int, $pageSize: Int) { records(tableId: $tableId, page: $page, pageSize: $pageSize) { items { id fields createdAt updatedAt } total page pageSize } }';
 const graphqlList = (tableId: string, page: number): Req => ({
