@@ -47,6 +47,7 @@ describe('CSV import into a table', () => {
     const events = await c.request('GET', `/api/v1/bases/${baseId}/events?table_id=${tableId}&type=record.created`);
     expect(events.body.data.items).toHaveLength(3);
     expect(events.body.data.items[0].actor).toEqual({ type: 'import', id: job.id });
+    expect(events.body.data.items.map((e: any) => e.data.after)).toEqual(list.body.data.items.map((r: any) => r.fields));
   });
 
   it('maps columns as told, skips the others, and refuses a mapping that names nothing', async () => {

@@ -5,7 +5,7 @@ import { ValueError, type FieldDef, type ValueContext } from '../fields/field-ty
 import { typeOfField } from '../fields/registry.js';
 import { newId, nowIso } from '../ids.js';
 import type { Actor, Deps, ImportActor } from './deps.js';
-import { convertRows, type ColumnTarget, type ImportRow } from './imports/convert.js';
+import { convertRows, writtenRows, type ColumnTarget, type ImportRow } from './imports/convert.js';
 import type { RowError } from './jobs.js';
 import type { FieldService } from './fields.js';
 import { pageArgs, type Page } from './pagination.js';
@@ -302,12 +302,14 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
         // The job's own check (cancel asked for) comes first: a cancelled chunk writes nothing.
         if (!(await inTransaction(tx, result))) return { imported: 0, errors: [], cancelled: true };
         if (!good.length) return { ...result, cancelled: false };
-        await tx.records.insert(tableId, fields, good, nowIso(), actor.userId);
+        const at = nowIso();
+        await tx.records.insert(tableId, fields, good, at, actor.userId);
         tx.afterCommit(() => search.touch(tableId));
         const ids = good.map((r) => r.id);
         const fanOut = await computed.created(tx, graph, tableId, ids);
         if (events.enabled) {
-          const byName = (await tx.records.getMany(tableId, fields, ids)).map((r) => toApi(fields, r));
+          const rows = writtenRows(good, fields, at, actor.userId) ?? await tx.records.getMany(tableId, fields, ids);
+          const byName = rows.map((r) => toApi(fields, r));
           await events.append(tx, baseId, actor, recordEvents(tableId, 'created', byName));
           await computedChanged(tx, fanOut, { actor, baseId, depth: 0 }, tableId, ids);
         }
