@@ -15,7 +15,7 @@ export type ExportFormat = 'csv' | 'xlsx';
 /** A checked export: what the download streams. The query answers it; the REST door streams it. */
 export interface ExportPlan { tableId: string; format: ExportFormat; filter: unknown; sort: unknown; fileName: string; contentType: string }
 
-const SLICE = 2000;
+const SLICE = 500;
 const CONTENT_TYPES: Record<ExportFormat, string> = {
   csv: 'text/csv; charset=utf-8',
   xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',

@@ -17,7 +17,7 @@ import { createInference } from './infer.js';
 import { detectFormat, estimateCsvRows, firstRows, readRows, type FileFormat } from './read-rows.js';
 
 /** Rows per transaction: big enough that a row costs little, small enough that other writes wait at most a moment. */
-export const IMPORT_CHUNK_ROWS = 2000;
+export const IMPORT_CHUNK_ROWS = 1000;
 const UPLOAD = /^upl_[A-Za-z0-9]{24}$/;
 
 /** What a queued import job holds (jobs.input). */

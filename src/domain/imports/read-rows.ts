@@ -10,7 +10,7 @@ export interface FileRow { row: number; cells: string[] }
 
 const SNIFF_BYTES = 64 * 1024;
 /** Parsed rows that may wait for the importer before the file is paused. */
-const QUEUE_ROWS = 5000;
+const QUEUE_ROWS = 2000;
 
 /** XLSX is a zip (PK\x03\x04); everything else is read as CSV text. */
 export function detectFormat(file: string): FileFormat {
@@ -94,7 +94,7 @@ export async function* readRows(file: string, format: FileFormat): AsyncGenerato
   const { delimiter, bomBytes } = sniffCsv(file);
   // The parser's rows are taken as they come and the file is paused while enough wait: pulling rows one by one
   // through papaparse's stream makes it pause and parse the rest of its chunk again for every row (quadratic).
-  const source = fs.createReadStream(file, { start: bomBytes, highWaterMark: 1 << 20 });
+  const source = fs.createReadStream(file, { start: bomBytes, highWaterMark: 256 * 1024 });
   const parser = Papa.parse(Papa.NODE_STREAM_INPUT, { delimiter, skipEmptyLines: false });
   const queue: string[][] = [];
   let ended = false;
