@@ -178,3 +178,27 @@ describe('export', () => {
     expect((await c.request('GET', `/api/open/v1/bases/${base}/tables/tblNOPE/export`, { token })).status).toBe(404);
   });
 });
+
+describe('import side effects', () => {
+  it('fires no workflow per row, and replays an import by its Idempotency-Key without a second job', async () => {
+    const tableId = await makeTable(c, [{ name: 'Name', type: 'text' }, { name: 'Seen', type: 'checkbox' }]);
+    const w = await c.request('POST', '/api/v1/workflows', {
+      body: { name: 'mark', table_id: tableId, trigger: { type: 'record_created', config: {} }, nodes: [{ id: 'mark', type: 'update_record', config: { fields: { Seen: true } } }] },
+    });
+    expect(w.status).toBe(201);
+    const first = await importFile(c, `/api/v1/tables/${tableId}/import`, 'Name\na\nb\n', 'n.csv', undefined, undefined, { 'idempotency-key': 'import-1' });
+    expect(first.status).toBe(202);
+    expect(await waitJob(c, first.body.data.job_id)).toMatchObject({ status: 'succeeded', imported: 2 });
+    const again = await importFile(c, `/api/v1/tables/${tableId}/import`, 'Name\na\nb\n', 'n.csv', undefined, undefined, { 'idempotency-key': 'import-1' });
+    expect(again.status).toBe(202);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.data).toEqual(first.body.data);
+    const other = await importFile(c, `/api/v1/tables/${tableId}/import`, 'Name\nc\n', 'n.csv', undefined, undefined, { 'idempotency-key': 'import-1' });
+    expect(other.status).toBe(422);
+    await c.app.runner.idle();
+    const logs = await c.request('GET', `/api/v1/workflows/${w.body.data.id}/logs`);
+    expect(logs.body.data.items).toEqual([]);
+    const list = await c.request('GET', `/api/v1/tables/${tableId}/records`);
+    expect(list.body.data.items.map((r: any) => r.fields)).toEqual([{ Name: 'a', Seen: false }, { Name: 'b', Seen: false }]);
+  });
+});

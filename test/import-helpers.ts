@@ -3,11 +3,11 @@ import { expect } from 'vitest';
 import type { TestClient, TestResponse } from './helpers.js';
 
 /** POSTs `content` as the multipart `file` part (with `options` as JSON when given). */
-export function importFile(c: TestClient, url: string, content: string | Uint8Array, fileName: string, options?: unknown, token?: string | null): Promise<TestResponse> {
+export function importFile(c: TestClient, url: string, content: string | Uint8Array, fileName: string, options?: unknown, token?: string | null, headers?: Record<string, string>): Promise<TestResponse> {
   const form = new FormData();
   form.set('file', new Blob([content as BlobPart]), fileName);
   if (options !== undefined) form.set('options', JSON.stringify(options));
-  return c.request('POST', url, { raw: form, token });
+  return c.request('POST', url, { raw: form, token, headers });
 }
 
 /** Polls the job until it has ended (or `until` holds), and returns it. */
