@@ -8,6 +8,7 @@ import { ADMIN, makeApp, makeTable, type TestClient } from './helpers.js';
 import { send } from './http.js';
 import { importFile, waitJob } from './import-helpers.js';
 import { client, login, removeDir, startServer, stopAllServers, tempDir } from './server-process.js';
+import { ENGINE } from './database.js';
 
 let c: TestClient;
 beforeAll(async () => {
@@ -138,5 +139,41 @@ describe('round trip', () => {
     const rows = (await c.request('GET', `/api/v1/tables/${started.body.data.table_id}/records`)).body.data.items.map((r: any) => r.fields);
     expect(rows[0]).toMatchObject({ Text: 'héllo, "world"', Long: 'line 1\nline 2', Num: 1.5, Day: '2024-05-06', Check: true, Who: me, Link: 'Linked one', Stars: 4, Double: 3, Titles: 'Linked one', Links: 1 });
     expect(rows[1]).toMatchObject({ Num: -2, Day: '2024-05-07T10:00:00.000Z', Check: false, One: 'blue' });
+  });
+});
+
+// Two processes over one PostgreSQL database and one DATA_DIR (as WORKERS=2 runs them): each job runs exactly once.
+describe.runIf(ENGINE === 'postgres')('jobs across processes', () => {
+  it('claims every job once when two apps share the database and DATA_DIR', async () => {
+    const dir = tempDir('ts-import-two-');
+    const env = { DATA_DIR: dir, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, PUBLIC_URL: 'http://test.local', DATABASE_URL: c.databaseUrl! };
+    const [a, b] = [await createApp(readConfig(env, version)), await createApp(readConfig(env, version))];
+    try {
+      const req = (app: typeof a, token?: string) => (method: string, url: string, opts: Parameters<typeof send>[3] = {}) =>
+        send((r) => app.fetch(r), method, `http://test.local${url}`, { token, ...opts });
+      const token = (await req(a)('POST', '/api/auth/login', { body: ADMIN })).body.data.token;
+      const tableId = (await req(a, token)('POST', '/api/v1/tables', { body: { name: 'Twice', fields: [{ name: 'Name', type: 'text' }, { name: 'N', type: 'number' }] } })).body.data.id;
+      const jobs: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const form = new FormData();
+        form.set('file', new Blob([bigCsv(3000)]), 'part.csv');
+        const res = await req(i % 2 ? b : a, token)('POST', `/api/v1/tables/${tableId}/import`, { raw: form });
+        expect(res.status, JSON.stringify(res.body)).toBe(202);
+        jobs.push(res.body.data.job_id);
+      }
+      for (const id of jobs) {
+        let job = (await req(a, token)('GET', `/api/v1/jobs/${id}`)).body.data;
+        for (let i = 0; i < 1500 && ['queued', 'running'].includes(job.status); i++) {
+          await new Promise((r) => setTimeout(r, 20));
+          job = (await req(a, token)('GET', `/api/v1/jobs/${id}`)).body.data;
+        }
+        expect(job).toMatchObject({ status: 'succeeded', imported: 3000 });
+      }
+      expect((await req(b, token)('GET', `/api/v1/tables/${tableId}/records?page_size=1`)).body.data.total).toBe(6 * 3000);
+    } finally {
+      await a.close();
+      await b.close();
+      removeDir(dir);
+    }
   });
 });
