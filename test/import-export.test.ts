@@ -61,8 +61,12 @@ describe('CSV import into a table', () => {
     const ok = await importFile(c, `/api/v1/tables/${tableId}/import`, csv, 'm.csv', { mapping: { x: 'A', y: 'B', z: null } });
     expect(ok.status).toBe(202);
     expect(await waitJob(c, ok.body.data.job_id)).toMatchObject({ status: 'succeeded', imported: 2, failed: 0 });
+    // A tab-separated file, without a header: its columns are "Column 1", "Column 2".
+    const tabs = await importFile(c, `/api/v1/tables/${tableId}/import`, 'third\t3\nfourth\t4\n', 't.tsv', { header: false, mapping: { 'Column 1': 'A', 'Column 2': 'B' } });
+    expect(tabs.status, JSON.stringify(tabs.body)).toBe(202);
+    expect(await waitJob(c, tabs.body.data.job_id)).toMatchObject({ status: 'succeeded', imported: 2, processed: 2 });
     const list = await c.request('GET', `/api/v1/tables/${tableId}/records`);
-    expect(list.body.data.items.map((r: any) => r.fields)).toEqual([{ A: 'first', B: 1 }, { A: 'second', B: 2 }]);
+    expect(list.body.data.items.map((r: any) => r.fields)).toEqual([{ A: 'first', B: 1 }, { A: 'second', B: 2 }, { A: 'third', B: 3 }, { A: 'fourth', B: 4 }]);
   });
 
   it('checks the role before reading the body, answers 413 past IMPORT_MAX_BYTES, and shows jobs to their starter and base admins only', async () => {

@@ -98,6 +98,7 @@ export function createJobRunner(opts: {
     /** Fails jobs a stopped process left running (lease lapsed), then starts on the queue. */
     async start() {
       await sweep();
+      await importer.sweepUploads(await jobs.heldUploads()).catch((e) => console.error('removing stale uploads failed:', e));
       jobs.setWake(wake);
       store.onAnnouncement('jobs', wake);
       upkeep = setInterval(() => {

@@ -139,6 +139,18 @@ export function createImporter(o: { dataDir: string; records: RecordService; fie
   return {
     spoolDir,
     spoolId,
+    /**
+     * Deletes uploads no queued or running job holds that are older than an hour (a crash between the upload and its
+     * job, or after the job's end): younger ones may be a request of another process still being read.
+     */
+    async sweepUploads(held: Set<string>) {
+      const hourAgo = Date.now() - 3_600_000;
+      for (const name of fs.readdirSync(spoolDir)) {
+        if (!UPLOAD.test(name) || held.has(name)) continue;
+        const file = path.join(spoolDir, name);
+        if ((fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? Infinity) < hourAgo) fs.rmSync(file, { force: true });
+      }
+    },
     /** Deletes a spooled upload (a refused request's, or a finished job's). */
     discard(upload: unknown) {
       if (typeof upload === 'string' && UPLOAD.test(upload)) fs.rmSync(path.join(spoolDir, upload), { force: true });
