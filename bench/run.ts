@@ -8,7 +8,7 @@
 // bench/token-verify.ts): token endpoint, Open API list, token verification in process, keyword search; W1-W2 workflows
 // (bench/workflows.ts); C1-C4 computed fields (bench/computed.ts): fan-out, list with computed fields, adding a formula
 // to the 100k and to the 1M table; E1-E3 events (bench/events.ts): SSE latency with 100 subscribers, Idempotency-Key
-// cost, event log on vs EVENT_LOG=off; WH webhook deliveries to a loopback receiver (bench/webhooks.ts); S the start time of the built server (bench/start-time.ts); P the Python runtime
+// cost, event log on vs EVENT_LOG=off; WH webhook deliveries to a loopback receiver (bench/webhooks.ts); I1, X1 import of a 1M-row CSV and its export (bench/import-export.ts); S the start time of the built server (bench/start-time.ts); P the Python runtime
 // (bench/python-runtime.ts, a separate process at the end).
 // PostgreSQL workloads (bench/postgres.ts, bench/pg-workloads.ts; baseline bench/pg-baseline-server.ts, node:http + pg
 // running the same SQL): PG1 list, PG2 indexed eq filter on the 1M table, PG3 keyword search, PG4 batch create; PGW the
@@ -56,6 +56,7 @@ import { tokenVerification } from './token-verify.js';
 import { startReceiver, webhookThroughput, type Receiver } from './webhooks.js';
 import { workflowThroughput, workflowWriteLatency } from './workflows.js';
 import { eventLogCost, idempotencyCost, sseLatency, type EventsCtx } from './events.js';
+import { importExport } from './import-export.js';
 import { computedAddField, computedAddFieldBig, computedFanOut, computedList, type ComputedCtx } from './computed.js';
 
 if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
@@ -65,7 +66,7 @@ if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
   process.exit(0);
 }
 
-const SQLITE_WORKLOADS = ['1', '2', '3', '4', '5', 'T1', 'T2', 'T3', 'T4', 'W1', 'W2', 'C1', 'C2', 'C3', 'C4', 'E1', 'E2', 'E3', 'WH'];
+const SQLITE_WORKLOADS = ['1', '2', '3', '4', '5', 'T1', 'T2', 'T3', 'T4', 'W1', 'W2', 'C1', 'C2', 'C3', 'C4', 'E1', 'E2', 'E3', 'WH', 'I1', 'X1'];
 
 const GRAPHQL_LIST = 'query Records($tableId: ID!, $page: Int, $pageSize: Int) { records(tableId: $tableId, page: $page, pageSize: $pageSize) { items { id fields createdAt updatedAt } total page pageSize } }';
 const graphqlList = (tableId: string, page: number): Req => ({
@@ -334,13 +335,15 @@ async function runSqlite(tmp: string, rows: Row[], problems: string[], profileDi
       await settle();
       await webhookThroughput(wfCtx, receiver!, WEBHOOK_RECORDS, 300);
     });
+
+    // ---- I1, X1: import and export (issue 17) ----
+    await guard(['I1', 'X1'], () => importExport({ svc, svcUrl: svcBase, token: login.data.token, servicePid: service!.proc.pid!, tmp, rows, problems, settle }, ONLY));
   } finally {
     // Stop gracefully so a --cpu-prof profile gets written; procs.ts kills anything left on any exit path.
     if (baseline) await stop(baseline).catch(() => undefined);
     if (service) await stop(service).catch(() => undefined);
     await receiver?.close();
   }
-
 }
 
 async function main() {

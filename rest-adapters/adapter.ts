@@ -9,6 +9,7 @@ import { fingerprint, idempotencyKeyOf, keptHeaders, replayedBody, type Idempote
 import { MAX_UPLOAD_BYTES } from '../src/limits.js';
 import type { RequestState } from '../src/log.js';
 import type { Family, Route, RouteRequest } from './route.js';
+import type { Spool } from './spool.js';
 
 export const MAX_JSON_BYTES = 10 * 1024 * 1024;
 
@@ -16,6 +17,8 @@ export interface Outcome {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** A streamed answer (a download) given as it is. */
+  response?: Response;
 }
 
 /** Builds a family's success and error bodies (see envelopes.ts). */
@@ -143,7 +146,11 @@ export interface RestHandlerOptions<C> {
    * Checks that run before the body is read (rate limits, who may upload 50 MiB); the headers it returns go on the
    * answer, and an AppError it throws (or rejects with) is the answer.
    */
-  beforeBody?: (route: Route, document: DocumentNode, ctx: C) => Record<string, string> | void | Promise<Record<string, string> | void>;
+  beforeBody?: (route: Route, document: DocumentNode, ctx: C, params: Record<string, string>) => Record<string, string> | void | Promise<Record<string, string> | void>;
+  /** Streams `spool` bodies into files (imports); absent, such routes answer 400. */
+  spool?: Spool;
+  /** Answers a `download` route: the file its operation's plan names, streamed. */
+  download?: (ctx: C, plan: unknown) => Response;
   /**
    * Idempotency-Key (contract section 14) on the routes `appliesTo` picks: the key is claimed once the body is read
    * (the fingerprint needs it), so answers given before that (401, 403 before the body, 429, 413, malformed JSON) are
@@ -228,10 +235,11 @@ export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
     const family = opts.families[route.family];
     const ctx = await opts.context(request, state, route);
     // Awaited only when it is a promise (an application's rate-limit charge): other routes go on without a pause.
-    const before = opts.beforeBody?.(route, c.document, ctx);
+    const before = opts.beforeBody?.(route, c.document, ctx, params);
     Object.assign(job.headers, before instanceof Promise ? await before : before);
     const query = parseQuery(route, url);
     let body: unknown;
+    if (route.bodyFormat === 'spool') return runSpooled(c, request, url, params, state, job, ctx);
     if (route.method === 'POST' || route.method === 'PUT') {
       body = await readBody(request, route.bodyFormat);
       if (job.key !== undefined && (await claimKey(job, ctx, route.method, url, body))) return undefined;
@@ -247,7 +255,31 @@ export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
     const variables = definedOnly(route.variables({ params, query, body: body ?? {}, headers: request.headers }));
     const result = await executeOperation(c.operation, ctx, variables);
     if (result.errors?.length) throw result.errors[0];
+    if (route.download) return { status: 200, body: null, response: opts.download!(ctx, route.result(result.data)) };
     return { status: route.status ?? 200, body: family.success(route.result(result.data), route, state.requestId) };
+  }
+
+  /**
+   * An upload streamed into a file (imports): the operation gets the file's id; a refused request, or a repeat of an
+   * Idempotency-Key, leaves no file behind. The key compares the file by its bytes (hash), with the options part.
+   */
+  async function runSpooled(c: CompiledRoute, request: Request, url: URL, params: Record<string, string>, state: RequestState, job: Job, ctx: C): Promise<Outcome | undefined> {
+    if (!opts.spool) throw new AppError('BAD_REQUEST', 'Uploads are not available here');
+    const spooled = await opts.spool.write(request);
+    try {
+      const fingerprinted = { file_sha256: spooled.sha256, file_name: spooled.fileName, options: spooled.options ?? null };
+      if (job.key !== undefined && (await claimKey(job, ctx, c.route.method, url, fingerprinted))) {
+        opts.spool.discard(spooled.upload);
+        return undefined;
+      }
+      const variables = definedOnly(c.route.variables({ params, query: parseQuery(c.route, url), body: spooled, headers: request.headers }));
+      const result = await executeOperation(c.operation, ctx, variables);
+      if (result.errors?.length) throw result.errors[0];
+      return { status: c.route.status ?? 200, body: opts.families[c.route.family].success(c.route.result(result.data), c.route, state.requestId) };
+    } catch (e) {
+      opts.spool.discard(spooled.upload);
+      throw e;
+    }
   }
 
   return {
@@ -273,6 +305,10 @@ export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
         if (!outcome) {
           const { status, headers, body } = job.replay!;
           return jsonText(status, replayedBody(body, requestId), requestId, { ...job.headers, ...headers, 'idempotent-replayed': 'true' });
+        }
+        if (outcome.response) {
+          for (const [k, v] of Object.entries(job.headers)) outcome.response.headers.set(k, v);
+          return outcome.response;
         }
         if (!job.claim) return json(outcome.status, outcome.body, requestId, { ...job.headers, ...outcome.headers });
         answer = outcome;

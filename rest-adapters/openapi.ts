@@ -49,6 +49,28 @@ export function buildOpenApi(routes: Route[], info: { title: string; version: st
       ...(route.auth === false ? { security: [] } : {}),
     };
     if (route.body) operation.requestBody = { required: true, content: { 'application/json': { schema: route.body } } };
+    if (route.bodyFormat === 'spool') {
+      operation.requestBody = {
+        required: true,
+        content: {
+          'multipart/form-data': {
+            schema: {
+              type: 'object', required: ['file'],
+              properties: { file: { type: 'string', format: 'binary' }, options: { type: 'string', description: 'JSON options' } },
+            },
+          },
+        },
+      };
+    }
+    if (route.download) {
+      operation.responses = {
+        ...(operation.responses as Record<string, unknown>),
+        '200': {
+          description: 'The file, streamed (a header row of field names, then every record)',
+          content: { 'text/csv': { schema: { type: 'string' } }, 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': { schema: { type: 'string', format: 'binary' } } },
+        },
+      };
+    }
     if (route.bodyFormat === 'upload') {
       operation.requestBody = {
         required: true,

@@ -15,7 +15,7 @@ export interface RouteRequest {
   params: Record<string, string>;
   /** Query parameters after type conversion (integers are numbers). */
   query: Record<string, string | number | undefined>;
-  /** The parsed body ({} when there is none). */
+  /** The parsed body ({} when there is none); for `spool`, the spooled file `{upload, fileName, options}`. */
   body: any;
   headers: Headers;
 }
@@ -36,9 +36,17 @@ export interface Route {
    * `form` also reads application/x-www-form-urlencoded bodies (the token endpoint); `upload` reads a package from a
    * multipart `file` part or a raw body into `body.file` (a Buffer), up to 50 MiB.
    */
-  bodyFormat?: 'json' | 'form' | 'upload';
-  /** Who must be calling before the body is read at all, so nobody else can make the server read a large body (the upload). */
-  requireBeforeBody?: 'systemAdmin';
+  bodyFormat?: 'json' | 'form' | 'upload' | 'spool';
+  /**
+   * Who must be calling before the body is read at all, so nobody else can make the server read a large body (the
+   * plugin upload: a system administrator; an import: a role in the base of the path's table or base).
+   */
+  requireBeforeBody?: 'systemAdmin' | { role: 'editor' | 'admin'; param: 'table_id' | 'base_id' };
+  /**
+   * The operation answers a file's plan rather than data: the adapter's `download` hook streams the file (export).
+   * The one kind of route whose answer is not the operation's data in an envelope; errors still are.
+   */
+  download?: boolean;
   /** Open API list: `result` returns `{data, pagination}`. */
   paginated?: boolean;
   /** The GraphQL operation this route runs in process. */

@@ -37,6 +37,13 @@ export const v1Schemas: Record<string, JsonSchema> = {
     last_status: { type: ['integer', 'null'] }, last_error: { type: ['string', 'null'] }, next_attempt_at: { type: ['string', 'null'] },
     created_at: time, delivered_at: { type: ['string', 'null'] },
   }),
+  Job: obj({
+    id: str, type: { enum: ['import', 'export'] }, status: { enum: ['queued', 'running', 'succeeded', 'failed', 'cancelled'] },
+    table_id: { type: ['string', 'null'] }, processed: int, total: { type: ['integer', 'null'], description: 'Rows of the file: an estimate from its line count until the end' },
+    imported: int, failed: int,
+    errors: { type: 'array', description: 'The first 1000 rows not imported; row counts from 1 at the first data row', items: obj({ row: int, column: { type: ['string', 'null'] }, field: { type: ['string', 'null'] }, message: str }) },
+    error: { type: ['string', 'null'] }, created_by: str, created_at: time, started_at: { type: ['string', 'null'] }, finished_at: { type: ['string', 'null'] },
+  }),
   EventPage: obj({ items: { type: 'array', items: { $ref: '#/components/schemas/Event' } }, next: { type: ['string', 'null'] } }),
   Record: obj({
     id: str,

@@ -12,5 +12,6 @@ import './types/plugin.js';
 import './types/open-api.js';
 import './types/event.js';
 import './types/webhook.js';
+import './types/job.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

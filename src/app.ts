@@ -7,6 +7,7 @@ import { createYoga } from 'graphql-yoga';
 import { GraphQLError } from 'graphql';
 import type { Config } from './config.js';
 import { forbidden, unauthorized } from './errors.js';
+import { atLeast } from './domain/access.js';
 import { DB_FILE, openSqliteStore } from './db/sqlite-store.js';
 import { openPgStore, type PgStore } from './db/pg-store.js';
 import { createPgLoginThrottle, createPgRateLimiter } from './db/pg-limits.js';
@@ -24,6 +25,9 @@ import { createRateLimiter } from './auth/rate-limit.js';
 import { createLoginThrottle } from './auth/login-throttle.js';
 import { createUrlSigner, loadOrCreateUrlKey } from './auth/url-signer.js';
 import { createWorkflowRunner } from './domain/workflow-runner.js';
+import { createJobRunner } from './domain/job-runner.js';
+import type { ExportPlan } from './domain/exports.js';
+import { createSpool } from '../rest-adapters/spool.js';
 import { startRunUpkeep } from './domain/interrupted-runs.js';
 import { createWebhookWorker } from './domain/webhooks/index.js';
 import { createGuardedFetch } from './net/ssrf-guard.js';
@@ -91,6 +95,11 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     userAgent: `table-service-webhooks/${config.version}`, sinceActivity: services.activity.sinceLastRequest,
   });
   deliveries.start();
+  // Imports run off the request, one at a time per process, with the workflow runs' lease rule.
+  const jobRunner = createJobRunner({
+    store, jobs: services.jobs, importer: services.imports.importer, sinceActivity: services.activity.sinceLastRequest, leaseMs: config.workflowLeaseMs,
+  });
+  await jobRunner.start();
   services.computed.resumeFills();
   // The event log keeps EVENT_RETENTION_DAYS, and so does the webhook delivery log: pruned at start and hourly.
   const pruneEvents = () => {
@@ -144,10 +153,12 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       route.auth === false
         ? Promise.resolve({ actor: null, services, requestId: requestState.requestId, clientAddress: requestState.clientAddress, requestState })
         : contextFor(request, requestState),
-    beforeBody: (route, document, ctx) => {
-      if (route.requireBeforeBody === 'systemAdmin' && !(ctx.actor?.kind === 'user' && ctx.actor.isAdmin)) {
+    beforeBody: (route, document, ctx, params) => {
+      const need = route.requireBeforeBody;
+      if (need === 'systemAdmin' && !(ctx.actor?.kind === 'user' && ctx.actor.isAdmin)) {
         throw ctx.actor ? forbidden() : unauthorized();
       }
+      if (typeof need === 'object') return requireRole(ctx, need.role, need.param === 'table_id' ? { tableId: params.table_id } : { baseId: params.base_id });
       // The Open API's answers carry RateLimit-* (contract 6); the same charge applies at /graphql (useApplicationLimits).
       if (route.family === 'open' && route.path.startsWith('/api/open/')) return chargeApplication(ctx, schema, document);
     },
@@ -157,7 +168,24 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       appliesTo: (route) => route.method !== 'GET' && (route.path.startsWith('/api/v1/') || route.path.startsWith('/api/open/v1/')),
       begin: (ctx, key, fingerprint) => ctx.actor ? services.idempotency.begin(`${ctx.actor.kind}:${ctx.actor.id}`, key, fingerprint) : undefined,
     },
+    spool: createSpool(services.imports.importer.spoolDir, config.importMaxBytes),
+    // Exports stream the file the operation's plan names (contract section 15): a header row, then slices of records.
+    download: (_ctx, plan) => {
+      const p = plan as ExportPlan;
+      return new Response(services.exports.stream(p), {
+        headers: {
+          'content-type': p.contentType, 'cache-control': 'no-store',
+          'content-disposition': `attachment; filename="${p.fileName.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(p.fileName).replace(/'/g, '%27')}`,
+        },
+      });
+    },
   });
+  /** An import's role check, before its body is read: 401 without a user, 404 for a missing table or base, else 403. */
+  async function requireRole(ctx: Context, role: 'editor' | 'admin', ref: { tableId?: string; baseId?: string }): Promise<void> {
+    if (ctx.actor?.kind !== 'user') throw ctx.actor ? forbidden() : unauthorized();
+    const have = await services.access.roleIn(ctx.actor, await services.access.baseOf(ref));
+    if (!atLeast(have, role)) throw forbidden(`Importing needs the ${role} role in the base`);
+  }
   const openApiV1 = JSON.stringify(buildOpenApi(v1Routes, { title: 'Table Service API v1', version: config.version, serverUrl: config.publicUrl }));
   const openApiOpen = JSON.stringify(buildOpenApi(openApiRoutes, {
     title: 'Table Service Open API and OAuth', version: config.version, serverUrl: config.publicUrl, schemas: openSchemas,
@@ -171,7 +199,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   // Only counted when someone can read them: without METRICS_TOKEN there is no registry, no timers and no cost per request.
   const metricsToken = config.metricsToken ? Buffer.from(`Bearer ${config.metricsToken}`) : undefined;
   const metrics = metricsToken && createMetrics({
-    queueDepths: async () => ({ workflow_runs: await runner.queueDepth(), webhook_deliveries: await deliveries.queueDepth() }),
+    queueDepths: async () => ({ workflow_runs: await runner.queueDepth(), webhook_deliveries: await deliveries.queueDepth(), jobs: await jobRunner.queueDepth() }),
     databaseBytes: () => store.sizeBytes(),
   });
 
@@ -241,6 +269,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     runner,
     /** The webhook delivery worker. */
     deliveries,
+    jobRunner,
     /** Whether script plugins run under OS isolation (bubblewrap) or only the in-Python layers. */
     sandbox,
     routes: rest.compiled,
@@ -270,6 +299,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     async close() {
       stopRunUpkeep();
       clearInterval(eventPruning);
+      await jobRunner.stop();
       await Promise.all([runner.stop(), deliveries.stop()]);
       await services.search.stop();
       await services.computed.stop();

@@ -43,6 +43,8 @@ export interface Config {
   webhookRetryScheduleMs: number[];
   /** How long a webhook receiver has to answer an attempt. */
   webhookTimeoutMs: number;
+  /** The largest import file (contract section 15: 413 beyond). */
+  importMaxBytes: number;
 }
 
 /** A variable with a bad value: the start stops with this one line. */
@@ -57,7 +59,7 @@ export const VARIABLES = [
   'PORT', 'HOST', 'DATA_DIR', 'PUBLIC_URL', 'DATABASE_URL', 'ADMIN_EMAIL', 'ADMIN_PASSWORD', 'USER_TOKEN_TTL', 'SQLITE_SYNCHRONOUS',
   'LOG_LEVEL', 'METRICS_TOKEN', 'TRUST_PROXY', 'PLUGIN_PROXY_ALLOW_PRIVATE', 'PLUGIN_PROXY_TIMEOUT_MS', 'PLUGIN_PROXY_MAX_BYTES',
   'PLUGIN_PROXY_RATE_PER_MINUTE', 'TABLE_SANDBOX_PYTHON', 'TABLE_SANDBOX_DISABLE_BWRAP', 'WORKERS', 'WORKFLOW_LEASE_SECONDS',
-  'EVENT_LOG', 'EVENT_RETENTION_DAYS', 'WEBHOOK_RETRY_SCHEDULE_MS', 'WEBHOOK_TIMEOUT_MS',
+  'EVENT_LOG', 'EVENT_RETENTION_DAYS', 'WEBHOOK_RETRY_SCHEDULE_MS', 'WEBHOOK_TIMEOUT_MS', 'IMPORT_MAX_BYTES',
 ] as const;
 
 /**
@@ -188,5 +190,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, version = '0.0.
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 3650),
     webhookRetryScheduleMs: delays(env, 'WEBHOOK_RETRY_SCHEDULE_MS', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 1024 ** 3, 1),
   };
 }

@@ -124,6 +124,13 @@ async function call(method: Method, template: string, params: Record<string, str
   const res = opts.upload !== undefined ? await sendUpload(method, url, opts) : await c.request(method, url, opts);
   const what = `${method} ${url}`;
   expect(res.status, `${what} answered ${JSON.stringify(res.body)?.slice(0, 500)}`).toBe(status);
+  if (status < 300 && routes.find((r) => r.method === method && r.path === template)?.download) {
+    // A download answers the file, not an envelope (contract section 15).
+    expect(res.headers.get('x-request-id'), what).toMatch(REQUEST_ID);
+    expect(res.headers.get('content-disposition'), what).toMatch(/^attachment; filename=/);
+    succeeded.add(`${method} ${template}`);
+    return res;
+  }
   assertCommon(res, what);
   assertConforms(method, template, res);
   if (status < 300) {
@@ -224,8 +231,15 @@ describe('the OpenAPI document', () => {
       const idempotent = route.method !== 'GET' && /^\/api\/(v1|open\/v1)\//.test(route.path);
       expect(op.parameters.some((p: any) => p.in === 'header' && p.name === 'Idempotency-Key'), `${where}: Idempotency-Key`).toBe(idempotent);
       expect(Object.keys(op.responses).sort(), where).toEqual([success, '400', '401', '403', '404', '405', '409', '413', '429', '500', '502', '504', ...(idempotent ? ['422'] : [])].sort());
-      expect(op.responses[success].content['application/json'].schema.properties.data, where).toEqual(route.response);
-      expect(op.requestBody !== undefined, `${where}: requestBody`).toBe(route.body !== undefined || route.bodyFormat === 'upload');
+      // An export streams the file itself (contract section 15); every other success is the envelope.
+      if (route.download) expect(Object.keys(op.responses[success].content).sort(), where).toEqual(['application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'text/csv']);
+      else expect(op.responses[success].content['application/json'].schema.properties.data, where).toEqual(route.response);
+      expect(op.requestBody !== undefined, `${where}: requestBody`).toBe(route.body !== undefined || route.bodyFormat === 'upload' || route.bodyFormat === 'spool');
+      if (route.bodyFormat === 'spool') {
+        // An import (contract section 15): a multipart `file` part and an optional `options` part.
+        expect(Object.keys(op.requestBody.content), where).toEqual(['multipart/form-data']);
+        expect(op.requestBody.content['multipart/form-data'].schema, where).toMatchObject({ required: ['file'], properties: { file: { type: 'string', format: 'binary' }, options: { type: 'string' } } });
+      }
       if (route.bodyFormat === 'upload') {
         // A package upload (contract section 7): a multipart `file` part, or the zip itself as the body.
         expect(route.body, `${where}: an upload has no JSON body schema`).toBeUndefined();
@@ -1076,6 +1090,32 @@ describe('answers conform to the document', () => {
     await call('DELETE', '/api/plugins/{plugin_id}', p, 200);
     await call('DELETE', '/api/plugins/{plugin_id}', { plugin_id: 'com.example.row-stats' }, 200);
     expect((await call('GET', '/api/plugins', {}, 200)).body.data).toEqual([]);
+  });
+
+  it('imports, jobs and exports (contract section 15)', async () => {
+    const table = (await call('POST', '/api/v1/tables', {}, 201, { body: { name: 'Imported into', fields: [{ name: 'A', type: 'text' }] } })).body.data;
+    const form = (csv: string) => {
+      const f = new FormData();
+      f.set('file', new Blob([csv]), 'a.csv');
+      return f;
+    };
+    const started = await call('POST', '/api/v1/tables/{table_id}/import', { table_id: table.id }, 202, { upload: form('A\nx\ny\n') });
+    const job = { job_id: started.body.data.job_id };
+    let answer = await call('GET', '/api/v1/jobs/{job_id}', job, 200);
+    for (let i = 0; i < 500 && ['queued', 'running'].includes(answer.body.data.status); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      answer = await call('GET', '/api/v1/jobs/{job_id}', job, 200);
+    }
+    expect(answer.body.data).toMatchObject({ status: 'succeeded', imported: 2, errors: [] });
+    expect((await call('POST', '/api/v1/jobs/{job_id}/cancel', job, 200)).body.data.status).toBe('succeeded');
+    await call('GET', '/api/v1/jobs/{job_id}', { job_id: 'jobNOPE' }, 404);
+    const badMapping = form('A\nx\n');
+    badMapping.set('options', JSON.stringify({ mapping: { Nope: 'A' } }));
+    await call('POST', '/api/v1/tables/{table_id}/import', { table_id: table.id }, 400, { upload: badMapping });
+    await call('POST', '/api/v1/bases/{base_id}/import', { base_id: table.base_id }, 202, { upload: form('Name,N\na,1\n') });
+    const exported = await call('GET', '/api/v1/tables/{table_id}/export', { table_id: table.id }, 200);
+    expect(exported.text).toBe('A\r\nx\r\ny\r\n');
+    await call('GET', '/api/v1/tables/{table_id}/export', { table_id: table.id }, 400, { query: 'format=pdf' });
   });
 
   it('deleting what was built: tables, bases and users', async () => {

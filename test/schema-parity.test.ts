@@ -12,13 +12,13 @@ const PG_ONLY = new Set(['serviceKeys', 'rateHits', 'loginFailures']);
 /** The insertion-order column of the logs SQLite orders by rowid (Store.insertionOrder); PostgreSQL needs a real one. */
 type InsertionOrder = 'seq';
 const INSERTION_ORDER = 'seq';
-const LOGS = new Set(['app_tokens', 'audit_log', 'workflow_runs', 'plugin_runs']);
+const LOGS = new Set(['app_tokens', 'audit_log', 'workflow_runs', 'plugin_runs', 'jobs']);
 
 // Compile-time half: the domain is typed against schema.ts and handed pg-schema.ts cast, so rows must have the same
 // TypeScript shape. A mismatch is a tsc error naming the export (test/typecheck.test.ts runs tsc).
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Shared = keyof typeof sqlite & keyof typeof pg;
-type Logs = 'appTokens' | 'auditLog' | 'workflowRuns' | 'pluginRuns';
+type Logs = 'appTokens' | 'auditLog' | 'workflowRuns' | 'pluginRuns' | 'jobs';
 type Pg<K extends Shared, R> = K extends Logs ? Omit<R, InsertionOrder> : R;
 type SelectParity = { [K in Shared]: Same<(typeof sqlite)[K]['$inferSelect'], Pg<K, (typeof pg)[K]['$inferSelect']>> };
 type InsertParity = { [K in Shared]: Same<(typeof sqlite)[K]['$inferInsert'], Pg<K, (typeof pg)[K]['$inferInsert']>> };

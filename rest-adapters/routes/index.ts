@@ -2,6 +2,7 @@
 import type { Route } from '../route.js';
 import { authRoutes } from './auth.routes.js';
 import { eventRoutes } from './events.routes.js';
+import { jobRoutes, openJobRoutes } from './jobs.routes.js';
 import { baseRoutes } from './bases.routes.js';
 import { oauthRoutes } from './oauth.routes.js';
 import { openRoutes } from './open.routes.js';
@@ -13,7 +14,7 @@ import { webhookRoutes } from './webhooks.routes.js';
 import { workflowRoutes } from './workflows.routes.js';
 
 /** /api/v1, /api/auth and /api/plugins (v1 envelope). */
-export const v1Routes: Route[] = [...authRoutes, ...userRoutes, ...baseRoutes, ...tableRoutes, ...recordRoutes, ...eventRoutes, ...webhookRoutes, ...workflowRoutes, ...pluginRoutes];
+export const v1Routes: Route[] = [...authRoutes, ...userRoutes, ...baseRoutes, ...tableRoutes, ...recordRoutes, ...eventRoutes, ...webhookRoutes, ...jobRoutes, ...workflowRoutes, ...pluginRoutes];
 /** /api/oauth, discovery and /api/open/v1 (open envelope and the token endpoint). */
-export const openApiRoutes: Route[] = [...oauthRoutes, ...openRoutes];
+export const openApiRoutes: Route[] = [...oauthRoutes, ...openRoutes, ...openJobRoutes];
 export const routes: Route[] = [...v1Routes, ...openApiRoutes];

@@ -325,3 +325,34 @@ export const webhookDeliveries = pgTable('webhook_deliveries', {
   createdAt: text('created_at').notNull(),
   deliveredAt: text('delivered_at'),
 }, (t) => [index('webhook_deliveries_webhook').on(t.webhookId, t.createdAt), index('webhook_deliveries_due').on(t.status, t.nextAttemptAt)]);
+
+/**
+ * Background jobs (contract section 15): imports, claimed by one process at a time like workflow runs. Progress and
+ * the first errors are written with each chunk of work, so what a crash cut off is counted when it is marked failed.
+ */
+export const jobs = pgTable('jobs', {
+  /** Queue order (SQLite's rowid). */
+  seq: bigint('seq', { mode: 'number' }).generatedAlwaysAsIdentity(),
+  id: text('id').primaryKey(),
+  type: text('type', { enum: ['import', 'export'] }).notNull(),
+  status: text('status', { enum: ['queued', 'running', 'succeeded', 'failed', 'cancelled'] }).notNull(),
+  baseId: text('base_id').notNull(),
+  tableId: text('table_id'),
+  /** The user who started it: with the base's admins, the only one who may read or cancel it. */
+  createdBy: text('created_by').notNull(),
+  /** What the job works on: the spooled file, its format and the options it was given. */
+  input: json('input').$type<Record<string, unknown>>().notNull(),
+  /** The DATA_DIR the job's file was spooled into: only processes sharing it may claim the job. */
+  spool: text('spool').notNull(),
+  processed: bigint('processed', { mode: 'number' }).notNull().default(0),
+  total: bigint('total', { mode: 'number' }),
+  imported: bigint('imported', { mode: 'number' }).notNull().default(0),
+  failed: bigint('failed', { mode: 'number' }).notNull().default(0),
+  errors: json('errors').$type<unknown[]>().notNull(),
+  error: text('error'),
+  cancelRequested: boolean('cancel_requested').notNull().default(false),
+  createdAt: text('created_at').notNull(),
+  startedAt: text('started_at'),
+  finishedAt: text('finished_at'),
+  leaseUntil: text('lease_until'),
+}, (t) => [index('jobs_status').on(t.status), index('jobs_created_by').on(t.createdBy)]);

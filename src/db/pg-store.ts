@@ -9,7 +9,7 @@ import { projectPath } from '../project-root.js';
 import * as pgSchema from './pg-schema.js';
 import { pgDialect } from './pg-dialect.js';
 import { createPgRecordStore } from './pg-record-store.js';
-import type { Db, Schema, Store, Topic, UnitOfWork } from './store.js';
+import type { ClaimedJob, Db, Schema, Store, Topic, UnitOfWork } from './store.js';
 
 const MIGRATIONS = projectPath('src', 'db', 'pg-migrations');
 /** The channel on which every process announces its changes (store.ts `Topic`), and hears the others'. */
@@ -138,6 +138,13 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
            ORDER BY d.next_attempt_at LIMIT $3 FOR UPDATE OF d SKIP LOCKED)
          RETURNING id, webhook_id AS "webhookId", event_id AS "eventId", event_type AS "eventType", payload, attempts`, [now, leaseUntil, limit]);
       return rows.map((r) => ({ ...r, attempts: Number(r.attempts) }));
+    },
+    async claimQueuedJob(startedAt, leaseUntil, spool) {
+      const { rows } = await pool.query<ClaimedJob>(
+        `UPDATE jobs SET status = 'running', started_at = $1, lease_until = $2
+         WHERE id = (SELECT id FROM jobs WHERE status = 'queued' AND spool = $3 ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+         RETURNING id, type, base_id AS "baseId", table_id AS "tableId", created_by AS "createdBy", input`, [startedAt, leaseUntil, spool]);
+      return rows[0];
     },
     async secret(name, create) {
       const read = async () => (await pool.query<{ value: string }>('SELECT value FROM service_keys WHERE name = $1', [name])).rows[0]?.value;

@@ -279,3 +279,32 @@ export const webhookDeliveries = sqliteTable('webhook_deliveries', {
   createdAt: text('created_at').notNull(),
   deliveredAt: text('delivered_at'),
 }, (t) => [index('webhook_deliveries_webhook').on(t.webhookId, t.createdAt), index('webhook_deliveries_due').on(t.status, t.nextAttemptAt)]);
+
+/**
+ * Background jobs (contract section 15): imports, claimed by one process at a time like workflow runs. Progress and
+ * the first errors are written with each chunk of work, so what a crash cut off is counted when it is marked failed.
+ */
+export const jobs = sqliteTable('jobs', {
+  id: text('id').primaryKey(),
+  type: text('type', { enum: ['import', 'export'] }).notNull(),
+  status: text('status', { enum: ['queued', 'running', 'succeeded', 'failed', 'cancelled'] }).notNull(),
+  baseId: text('base_id').notNull(),
+  tableId: text('table_id'),
+  /** The user who started it: with the base's admins, the only one who may read or cancel it. */
+  createdBy: text('created_by').notNull(),
+  /** What the job works on: the spooled file, its format and the options it was given. */
+  input: text('input', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+  /** The DATA_DIR the job's file was spooled into: only processes sharing it may claim the job. */
+  spool: text('spool').notNull(),
+  processed: integer('processed').notNull().default(0),
+  total: integer('total'),
+  imported: integer('imported').notNull().default(0),
+  failed: integer('failed').notNull().default(0),
+  errors: text('errors', { mode: 'json' }).$type<unknown[]>().notNull(),
+  error: text('error'),
+  cancelRequested: integer('cancel_requested', { mode: 'boolean' }).notNull().default(false),
+  createdAt: text('created_at').notNull(),
+  startedAt: text('started_at'),
+  finishedAt: text('finished_at'),
+  leaseUntil: text('lease_until'),
+}, (t) => [index('jobs_status').on(t.status), index('jobs_created_by').on(t.createdBy)]);

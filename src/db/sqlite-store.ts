@@ -170,6 +170,12 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
           ORDER BY d.next_attempt_at LIMIT ${limit})`)
         .returning({ id: d.id, webhookId: d.webhookId, eventId: d.eventId, eventType: d.eventType, payload: d.payload, attempts: d.attempts }));
     },
+    claimQueuedJob(startedAt, leaseUntil, spool) {
+      const jobs = schema.jobs;
+      return transaction(async (tx) => (await tx.db.update(jobs).set({ status: 'running', startedAt, leaseUntil })
+        .where(eq(jobs.id, sql`(SELECT id FROM jobs WHERE status = 'queued' AND spool = ${spool} ORDER BY rowid LIMIT 1)`))
+        .returning({ id: jobs.id, type: jobs.type, baseId: jobs.baseId, tableId: jobs.tableId, createdBy: jobs.createdBy, input: jobs.input }))[0]);
+    },
     async secret(name, create) {
       const file = path.join(path.dirname(databaseFile), SECRET_FILES[name]);
       if (!fs.existsSync(file)) fs.writeFileSync(file, await create(), { mode: 0o600 });

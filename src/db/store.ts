@@ -46,7 +46,7 @@ export interface UnitOfWork {
 }
 
 /** What the processes over one database keep copies of, and announce changes to. */
-export type Topic = 'schema' | 'apps' | 'revocations' | 'workflows' | 'runs' | 'fills' | 'events' | 'webhooks' | 'deliveries';
+export type Topic = 'schema' | 'apps' | 'revocations' | 'workflows' | 'runs' | 'fills' | 'events' | 'webhooks' | 'deliveries' | 'jobs';
 
 export interface Store extends UnitOfWork {
   readonly engine: 'sqlite' | 'postgres';
@@ -76,6 +76,11 @@ export interface Store extends UnitOfWork {
    * As with runs, processes claim at once and never the same delivery while its lease holds.
    */
   claimDueDeliveries(now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]>;
+  /**
+   * Takes the oldest queued job spooled into `spool` (a DATA_DIR's id: its file is there) and marks it running with a
+   * lease, in one step, as `claimQueuedRun` does for runs: one process gets each job.
+   */
+  claimQueuedJob(startedAt: string, leaseUntil: string, spool: string): Promise<ClaimedJob | undefined>;
   /** Runs `listener` whenever another process announces a change to `topic` (never on SQLite: one process serves it). */
   onAnnouncement(topic: Topic, listener: () => void): void;
   /** A number that changes whenever another process changes the schema (tables, fields): caches of it compare it. */
@@ -161,6 +166,16 @@ export interface ClaimedDelivery {
   payload: string;
   /** Attempts made before this one. */
   attempts: number;
+}
+
+/** A job as its claim hands it to the job runner. */
+export interface ClaimedJob {
+  id: string;
+  type: 'import' | 'export';
+  baseId: string;
+  tableId: string | null;
+  createdBy: string;
+  input: Record<string, unknown>;
 }
 
 /**

@@ -57,4 +57,17 @@ export interface WorkflowActor {
   baseId: string;
   isAdmin: false;
 }
-export type Actor = UserActor | AppActor | WorkflowActor;
+/**
+ * An import job writing its rows (contract section 15): its events carry actor type `import` with the job id; the
+ * records show the user who started it as creator. It only ever writes the one table its job names.
+ */
+export interface ImportActor {
+  kind: 'import';
+  /** The job id. */
+  id: string;
+  /** The user who started the import. */
+  userId: string;
+  baseId: string;
+  isAdmin: false;
+}
+export type Actor = UserActor | AppActor | WorkflowActor | ImportActor;

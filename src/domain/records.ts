@@ -4,7 +4,9 @@ import { AppError, badRequest, notFound, type ErrorDetail } from '../errors.js';
 import { ValueError, type FieldDef, type ValueContext } from '../fields/field-type.js';
 import { typeOfField } from '../fields/registry.js';
 import { newId, nowIso } from '../ids.js';
-import type { Actor, Deps } from './deps.js';
+import type { Actor, Deps, ImportActor } from './deps.js';
+import { convertRows, writtenRows, type ColumnTarget, type ImportRow } from './imports/convert.js';
+import type { RowError } from './jobs.js';
 import type { FieldService } from './fields.js';
 import { pageArgs, type Page } from './pagination.js';
 import { apiValue } from './record-values.js';
@@ -272,6 +274,48 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
 
   return {
     toApi,
+
+    /**
+     * Import (contract section 15): one chunk of file rows in one transaction, converted by the field types' own code;
+     * rows that do not convert or link to missing records are reported and skipped. Events carry the import actor; no
+     * workflow listener runs (an import does not fire workflows per row). `inTransaction` writes the job's progress.
+     */
+    async importChunk(actor: ImportActor, tableId: string, rows: ImportRow[], targets: (fields: FieldDef[]) => ColumnTarget[], inTransaction: (tx: UnitOfWork, result: { imported: number; errors: RowError[] }) => Promise<boolean>) {
+      return store.transaction(async (tx) => {
+        const { baseId, fields, ctx, graph } = await writeContext(tx, tableId);
+        const { writes, errors, links } = convertRows(rows, targets(fields), fields, ctx);
+        const bad = new Set<number>();
+        for (const target of new Set(links.map((l) => l.field.config.table_id as string))) {
+          const uses = links.filter((l) => l.field.config.table_id === target);
+          const found = await tx.records.existing(target, [...new Set(uses.flatMap((u) => u.ids))]);
+          for (const u of uses) {
+            const missing = u.ids.find((id) => !found.has(id));
+            if (missing && !bad.has(u.write)) {
+              bad.add(u.write);
+              errors.push({ row: writes[u.write].row, column: u.column, field: u.field.name, message: `field "${u.field.name}": record ${missing} does not exist in the linked table` });
+            }
+          }
+        }
+        const good = bad.size ? writes.filter((_w, i) => !bad.has(i)) : writes;
+        errors.sort((a, b) => a.row - b.row);
+        const result = { imported: good.length, errors };
+        // The job's own check (cancel asked for) comes first: a cancelled chunk writes nothing.
+        if (!(await inTransaction(tx, result))) return { imported: 0, errors: [], cancelled: true };
+        if (!good.length) return { ...result, cancelled: false };
+        const at = nowIso();
+        await tx.records.insert(tableId, fields, good, at, actor.userId);
+        tx.afterCommit(() => search.touch(tableId));
+        const ids = good.map((r) => r.id);
+        const fanOut = await computed.created(tx, graph, tableId, ids);
+        if (events.enabled) {
+          const rows = writtenRows(good, fields, at, actor.userId) ?? await tx.records.getMany(tableId, fields, ids);
+          const byName = rows.map((r) => toApi(fields, r));
+          await events.append(tx, baseId, actor, recordEvents(tableId, 'created', byName));
+          await computedChanged(tx, fanOut, { actor, baseId, depth: 0 }, tableId, ids);
+        }
+        return { ...result, cancelled: false };
+      });
+    },
 
     /** Whether one record matches a parsed filter (workflow condition nodes). */
     async matches(uow: UnitOfWork, tableId: string, where: ConditionGroup, recordId: string): Promise<boolean> {

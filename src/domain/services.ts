@@ -9,6 +9,9 @@ import { createBaseService } from './bases.js';
 import type { Deps } from './deps.js';
 import { createComputedEngine } from './computed/recompute.js';
 import { createEventLog } from './events.js';
+import { createExportService } from './exports.js';
+import { createImportService } from './imports/index.js';
+import { createJobService } from './jobs.js';
 import { createFieldService } from './fields.js';
 import { createIdempotency } from './idempotency.js';
 import { createOpenApiService } from './open-api.js';
@@ -44,9 +47,12 @@ export function createServices(deps: Deps, opts: { throttle?: LoginThrottle } = 
     proxyRatePerMinute: deps.config.proxyRatePerMinute,
   });
   const idempotency = createIdempotency(deps);
+  const jobs = createJobService(deps, access);
+  const imports = createImportService(deps, { records, fields, tables, jobs });
+  const exports = createExportService(deps, { tables, fields });
   const webhookQueue = createDeliveryQueue(deps, events);
   const webhooks = createWebhookService(deps, webhookQueue);
-  return { deps, webhooks, webhookQueue, keys: deps.keys, activity, idempotency, search, computed, events, access, users, auth, audit, apps, appLimits, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
+  return { jobs, imports, exports, deps, webhooks, webhookQueue, keys: deps.keys, activity, idempotency, search, computed, events, access, users, auth, audit, apps, appLimits, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
 }
 
 export type Services = ReturnType<typeof createServices>;
