@@ -1,5 +1,6 @@
 // Idempotency-Key (contract section 14): the first answer to a write is kept 24 h per actor and key, and a repeat gets
-// it back instead of running again. One row per actor and key in `idempotency_keys`, claimed before the request runs:
+// it back instead of running again. One row per actor and key in `idempotency_keys`; on PostgreSQL it is claimed before
+// the request runs (SQLite: see the last paragraph):
 //
 // - While the first request runs, `status` is null and `expires_at` is a lease (now + 60 s) that the request renews every
 //   20 s. A row whose lease has passed belongs to a request that died (its process was killed): the next claim takes it.
