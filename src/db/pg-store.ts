@@ -105,6 +105,7 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
     records,
     inTransaction: false,
     afterCommit: (callback) => callback(),
+    openScan: () => ({ records, close: () => {} }),
     // Outside a transaction nothing is written, so there is nothing to announce.
     prepared: (() => {
       const cache = new Map<unknown, unknown>();

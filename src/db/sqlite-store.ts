@@ -19,13 +19,18 @@ const LOCK_WAIT_MS = 5000;
 /** Secrets stay files beside the database, where installations before PostgreSQL support kept them (0600). */
 const SECRET_FILES: Record<SecretName, string> = { 'signing-key': 'signing-key.json', 'url-signing-key': 'url-signing.key' };
 
-function connect(file: string, opts: { readonly: boolean; synchronous: 'NORMAL' | 'FULL' }) {
+/** The page cache of the connections that serve requests: list scans of large tables stay in memory. */
+const CACHE_KIB = 65536;
+/** The page cache of a scan's own connection: enough for SQLite's read-ahead, small next to the records it streams. */
+const SCAN_CACHE_KIB = 2048;
+
+function connect(file: string, opts: { readonly: boolean; synchronous: 'NORMAL' | 'FULL'; cacheKiB?: number }) {
   const sqlite = new Database(file, { readonly: opts.readonly });
   if (!opts.readonly) sqlite.pragma('journal_mode = WAL');
   sqlite.pragma(`synchronous = ${opts.synchronous}`);
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('cache_size = -65536'); // 64 MiB page cache: list scans of large tables stay in memory
+  sqlite.pragma(`cache_size = -${opts.cacheKiB ?? CACHE_KIB}`);
   // The store's own statements (with modes of their own) are compiled apart from the shared cache.
   return { sqlite, compile: cacheStatements(sqlite) };
 }
@@ -180,6 +185,10 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
       const file = path.join(path.dirname(databaseFile), SECRET_FILES[name]);
       if (!fs.existsSync(file)) fs.writeFileSync(file, await create(), { mode: 0o600 });
       return fs.readFileSync(file, 'utf8');
+    },
+    openScan() {
+      const { sqlite: scanner } = connect(databaseFile, { readonly: true, synchronous, cacheKiB: SCAN_CACHE_KIB });
+      return { records: createSqliteRecordStore(scanner, forgetAll).records, close: () => scanner.close() };
     },
     // The write connection's version moves only when another connection commits: this process's own commits go
     // through it, and the read connection never writes.

@@ -81,6 +81,12 @@ export interface Store extends UnitOfWork {
    * lease, in one step, as `claimQueuedRun` does for runs: one process gets each job.
    */
   claimQueuedJob(startedAt: string, leaseUntil: string, spool: string): Promise<ClaimedJob | undefined>;
+  /**
+   * A reader for one long walk through a table (an export), closed when the walk ends. On SQLite it is a read-only
+   * connection of its own with a small page cache, so a million-record scan neither grows the process by the shared
+   * cache's 64 MiB nor evicts the pages that lists keep hot; PostgreSQL's cache is the server's, so there it is `records`.
+   */
+  openScan(): { records: RecordStore; close(): void };
   /** Runs `listener` whenever another process announces a change to `topic` (never on SQLite: one process serves it). */
   onAnnouncement(topic: Topic, listener: () => void): void;
   /** A number that changes whenever another process changes the schema (tables, fields): caches of it compare it. */

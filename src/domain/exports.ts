@@ -2,7 +2,7 @@
 // of SLICE as the client takes the bytes, so memory holds one slice however many records there are.
 import { PassThrough, Readable } from 'node:stream';
 import ExcelJS from 'exceljs';
-import type { ConditionGroup, SortKey, StoredRow } from '../db/store.js';
+import type { ConditionGroup, RecordStore, SortKey, StoredRow } from '../db/store.js';
 import { badRequest } from '../errors.js';
 import type { FieldDef } from '../fields/field-type.js';
 import type { Deps } from './deps.js';
@@ -35,24 +35,33 @@ const csvCell = (s: string) => (/[",\r\n;]/.test(s) || /^\s|\s$/.test(s) ? `"${s
 export function createExportService({ store }: Deps, o: { tables: TableService; fields: FieldService }) {
   /** Every record the plan selects, slice by slice: creation order by `_seq` keyset, or sorted pages. */
   async function* slices(tableId: string, fields: FieldDef[], where: ConditionGroup | undefined, sort: SortKey[] | undefined): AsyncGenerator<StoredRow[]> {
+    const scan = store.openScan();
+    try {
+      yield* walk(scan.records, tableId, fields, where, sort);
+    } finally {
+      scan.close();
+    }
+  }
+
+  async function* walk(records: RecordStore, tableId: string, fields: FieldDef[], where: ConditionGroup | undefined, sort: SortKey[] | undefined): AsyncGenerator<StoredRow[]> {
     if (sort?.length) {
       // A sort needs the database's order: pages by offset (each one sorted again; fine for what a person exports).
       for (let offset = 0; ; offset += SLICE) {
-        const { rows } = await store.records.list(tableId, fields, { where, sort, limit: SLICE, offset, withTotal: false });
+        const { rows } = await records.list(tableId, fields, { where, sort, limit: SLICE, offset, withTotal: false });
         if (rows.length) yield rows;
         if (rows.length < SLICE) return;
       }
     }
     for (let after = 0; ;) {
-      const ids = await store.records.idsAfter(tableId, after, SLICE);
+      const ids = await records.idsAfter(tableId, after, SLICE);
       if (!ids.length) return;
       after = ids[ids.length - 1].seq;
       let want = ids.map((i) => i.id);
       if (where) {
-        const matched = await store.records.matching(tableId, where, want);
+        const matched = await records.matching(tableId, where, want);
         want = want.filter((id) => matched.has(id));
       }
-      if (want.length) yield await store.records.getMany(tableId, fields, want);
+      if (want.length) yield await records.getMany(tableId, fields, want);
     }
   }
 
