@@ -53,7 +53,9 @@ export async function alternate(a: Side, b: Side, opts: {
 }) {
   const out = { a: [] as Stats[], b: [] as Stats[], la: [] as number[][], lb: [] as number[][] };
   for (let round = 0; round < ROUNDS; round++) {
-    for (const side of ['a', 'b'] as const) {
+    // A B, then B A: whatever favours the side that runs first or second in a round (a settled server, a warm JIT)
+    // favours both alike.
+    for (const side of round % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const)) {
       const s = side === 'a' ? a : b;
       const lat: number[] = [];
       const st = await timed(s.label, () => load(s.t, {
