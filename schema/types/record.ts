@@ -39,9 +39,14 @@ builder.queryFields((t) => ({
       ...pageArgs(t.arg),
       filter: t.arg({ type: 'JSON', required: false, description: 'Filter object (or its JSON text), contract section 4' }),
       sort: t.arg({ type: 'JSON', required: false, description: 'Sort keys (or their JSON text), contract section 4' }),
+      viewId: t.arg.id({ required: false, description: 'A view of the table: its filter ANDed with filter, its sort unless sort is given, its visible fields' }),
     },
     authScopes: (_r, a) => ({ baseRole: { tableId: a.tableId, role: 'viewer' } }),
-    resolve: (_r, a, ctx) => ctx.services.records.listRecords(a.tableId, a),
+    resolve: async (_r, a, ctx) => {
+      if (!a.viewId) return ctx.services.records.listRecords(a.tableId, a);
+      const view = await ctx.services.views.viewOfTable(a.viewId, a.tableId, ctx.actor);
+      return ctx.services.records.listRecords(a.tableId, { ...a, view: (fields) => ctx.services.views.queryOf(view, fields) });
+    },
   }),
   searchRecords: t.field({
     type: RecordPage,
