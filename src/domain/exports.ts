@@ -10,7 +10,7 @@ import type { FieldService } from './fields.js';
 import { parseFilter, parseSort } from './record-query.js';
 import { apiValue } from './record-values.js';
 import type { TableService } from './tables.js';
-import type { View, ViewService } from './views.js';
+import { combineView, type View, type ViewService } from './views.js';
 import type { Actor } from './deps.js';
 
 export type ExportFormat = 'csv' | 'xlsx';
@@ -78,13 +78,7 @@ export function createExportService({ store }: Deps, o: { tables: TableService; 
     let where = parseFilter(plan.filter, all);
     let sort = parseSort(plan.sort, all);
     let fields = all;
-    if (plan.view) {
-      // A view's export: its filter ANDed with the request's, its sort unless the request sorts, its visible fields.
-      const v = o.views.queryOf(plan.view, all);
-      if (v.where) where = where ? { conjunction: 'and', conditions: [v.where, where] } : v.where;
-      if (!sort) sort = v.sort;
-      fields = v.visible;
-    }
+    if (plan.view) ({ where, sort, visible: fields } = combineView(o.views.queryOf(plan.view, all), where, sort));
     yield [fields.map((f) => f.name)];
     for await (const rows of slices(plan.tableId, fields, where, sort)) {
       const links = await linkNames(fields, rows);

@@ -15,7 +15,7 @@ import { recordEvents, type EventLog } from './events.js';
 import { fieldResolver, parseFilter, parseSort } from './record-query.js';
 import type { SearchIndexer } from './search-indexer.js';
 import type { TableService } from './tables.js';
-import type { ViewQuery } from './views.js';
+import { combineView, type ViewQuery } from './views.js';
 
 export interface ApiRecord {
   id: string;
@@ -339,13 +339,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       let where = parseFilter(q.filter, fields);
       let sort = parseSort(q.sort, fields);
       let shown = fields;
-      if (q.view) {
-        // A view: its filter ANDed with the request's, its sort unless the request sorts, its visible fields only.
-        const v = q.view(fields);
-        if (v.where) where = where ? { conjunction: 'and', conditions: [v.where, where] } : v.where;
-        if (!sort) sort = v.sort;
-        shown = v.visible;
-      }
+      if (q.view) ({ where, sort, visible: shown } = combineView(q.view(fields), where, sort));
       const { rows, total } = await store.records.list(tableId, shown, { where, sort, limit: p.pageSize, offset: p.offset, withTotal: q.withTotal ?? true });
       return { items: rows.map((r) => toApi(shown, r, q.keyBy)), total: total ?? -1, page: p.page, pageSize: p.pageSize };
     },

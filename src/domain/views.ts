@@ -43,6 +43,11 @@ export interface ViewInput {
 /** What a view selects, ready for the record store: its condition, its sort and the fields it shows, in its order. */
 export interface ViewQuery { where?: ConditionGroup; sort?: SortKey[]; visible: FieldDef[] }
 
+/** A request through a view: the view's filter ANDed with the request's, its sort unless the request sorts, its visible fields. */
+export function combineView(v: ViewQuery, where: ConditionGroup | undefined, sort: SortKey[] | undefined): Required<Omit<ViewQuery, 'where' | 'sort'>> & ViewQuery {
+  return { where: v.where && where ? { conjunction: 'and', conditions: [v.where, where] } : v.where ?? where, sort: sort ?? v.sort, visible: v.visible };
+}
+
 export const DEFAULT_VIEW_NAME = 'Grid view';
 const GROUP_TYPES = new Set(['single_select', 'user']);
 const DATE_TYPES = new Set(['date', 'created_time', 'last_modified_time']);
