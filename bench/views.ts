@@ -3,7 +3,7 @@
 import { alternate, log, warm } from './harness.js';
 import { send, sendJson, summarize, type Req, type Target } from './http-load.js';
 import { fmt, type Row } from './report.js';
-import { CONNECTIONS, LIST_PAGES, PAGE_SIZE } from './settings.js';
+import { CONNECTIONS, LIST_PAGES, ONLY, PAGE_SIZE } from './settings.js';
 
 export interface ViewsCtx {
   svc: Target;
@@ -62,4 +62,10 @@ export async function sharedPage(ctx: ViewsCtx, tableId: string, records: number
     id, workload: `shared view page of ${PAGE_SIZE} from ${records.toLocaleString('en-US')} (p99 ${fmt(s.p99)} ms)`, unit: 'ms p50',
     service: s.p50, baseline: null, ratio: null, target: '<= 20 ms', pass: s.p50 <= 20, details: { latencies: s },
   });
+}
+
+/** V1 and V2 on the list table, as BENCH_ONLY selects them. */
+export async function viewWorkloads(ctx: ViewsCtx, tableId: string, records: number, seconds: number) {
+  if (ONLY.has(`${ctx.prefix ?? ''}V1`)) await viewList(ctx, tableId, seconds);
+  if (ONLY.has(`${ctx.prefix ?? ''}V2`)) await sharedPage(ctx, tableId, records);
 }

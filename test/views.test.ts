@@ -131,6 +131,16 @@ describe('views', () => {
     expect(after.body.data).toMatchObject({ filter: null, sort: null, hidden_fields: [] });
   });
 
+  it('a grid keeps its column widths by field id; a deleted field leaves them', async () => {
+    const v = await create({ name: 'Wide', config: { column_widths: { Title: 320 } } });
+    expect(v.body.data.config).toEqual({ column_widths: { [await fieldId('Title')]: 320 } });
+    expect((await c.request('PUT', `/api/v1/views/${v.body.data.id}`, { body: { config: { column_widths: { Nope: 100 } } } })).body.details[0].field).toBe('config.column_widths');
+    const extra = await c.request('POST', `/api/v1/tables/${tableId}/fields`, { body: { name: 'Temp', type: 'text' } });
+    await c.request('PUT', `/api/v1/views/${v.body.data.id}`, { body: { config: { column_widths: { Title: 300, Temp: 90 } } } });
+    await c.request('DELETE', `/api/v1/tables/${tableId}/fields/${extra.body.data.id}`);
+    expect((await c.request('GET', `/api/v1/views/${v.body.data.id}`)).body.data.config).toEqual({ column_widths: { [await fieldId('Title')]: 300 } });
+  });
+
   it('view changes are events, written with the change', async () => {
     const ev = await c.request('GET', `/api/v1/bases/${baseId}/events?type=view.created&limit=1000`);
     expect(ev.body.data.items.length).toBeGreaterThan(3);

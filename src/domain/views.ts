@@ -128,7 +128,18 @@ function checkConfig(type: ViewType, raw: unknown, fields: FieldDef[]): Record<s
     });
     return { title: text('title', ''), description: text('description', ''), fields: formFields, submit_message: text('submit_message', 'Thank you: your answer was recorded.') };
   }
-  return {};
+  // A grid keeps its column widths (pixels by field id); other settings stay the web app's.
+  const widths = c.column_widths;
+  if (widths === undefined || widths === null) return {};
+  if (typeof widths !== 'object' || Array.isArray(widths)) throw invalidField('config.column_widths', 'must be an object of widths by field id');
+  const out: Record<string, number> = {};
+  for (const [k, w] of Object.entries(widths)) {
+    const f = resolve(k);
+    if (!f) throw invalidField('config.column_widths', `unknown field ${JSON.stringify(k)}`);
+    if (typeof w !== 'number' || !(w >= 32 && w <= 2000)) throw invalidField('config.column_widths', `width of "${f.name}" must be a number from 32 to 2000`);
+    out[f.id] = Math.round(w);
+  }
+  return { column_widths: out };
 }
 
 /** The field ids a view cannot lose (its group, date, cover and form fields). */
@@ -228,11 +239,14 @@ export function createViewService({ store }: Deps, access: Access, fieldService:
       };
       const filter = drop(v.filter) ?? null;
       const sort = ((v.sort as Array<{ field: string }> | null) ?? []).filter((k) => k.field !== field.id);
+      const widths = { ...(v.config.column_widths as Record<string, number> | undefined) };
+      delete widths[field.id];
       const changes = {
         filter, sort: sort.length ? sort : null,
         hiddenFields: v.hiddenFields.filter((id) => id !== field.id), fieldOrder: v.fieldOrder.filter((id) => id !== field.id),
+        config: v.config.column_widths ? { ...v.config, column_widths: widths } : v.config,
       };
-      if (JSON.stringify(changes) !== JSON.stringify({ filter: v.filter, sort: v.sort, hiddenFields: v.hiddenFields, fieldOrder: v.fieldOrder })) {
+      if (JSON.stringify(changes) !== JSON.stringify({ filter: v.filter, sort: v.sort, hiddenFields: v.hiddenFields, fieldOrder: v.fieldOrder, config: v.config })) {
         await tx.db.update(views).set(changes).where(eq(views.id, v.id));
       }
     }

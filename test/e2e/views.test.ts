@@ -55,6 +55,21 @@ describeE2E('views in a real browser', () => {
     await screenshot(page, 'view-grid');
   });
 
+  it('the grid keeps its hidden fields in the view, across a reload', async () => {
+    await page.locator('[data-testid="view-fields"]').click();
+    await page.locator('[data-testid="show-field-Estimate"]').uncheck();
+    await expect.poll(() => page.locator('[data-testid="cell"][data-field="Estimate"]').count()).toBe(0);
+    const [grid] = await e2e.admin.data('GET', `/api/v1/tables/${tableId}/views`, undefined, 200);
+    expect(grid.hidden_fields).toHaveLength(1);
+    await page.reload();
+    await page.locator('[data-testid="grid-row"]').first().waitFor();
+    expect(await page.locator('[data-testid="cell"][data-field="Estimate"]').count()).toBe(0);
+    await page.locator('[data-testid="view-fields"]').click();
+    await page.locator('[data-testid="show-field-Estimate"]').check();
+    await expect.poll(() => page.locator('[data-testid="cell"][data-field="Estimate"]').count()).toBe(4);
+    await page.locator('[data-testid="view-fields"]').click();
+  });
+
   it('builds a kanban view and dragging a card to another column changes its stage', async () => {
     await addView('kanban', 'Board', 'Stage');
     await expectTestId(page, 'kanban', 'kanban board');

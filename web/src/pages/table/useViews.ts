@@ -16,6 +16,8 @@ export function useViews(opts: { tableId: () => string; fields: Ref<FieldDef[]>;
   const current = computed(() => views.value.find((v) => v.id === route.query.view) ?? views.value[0] ?? null);
   const records = shallowRef<RecordRow[]>([]);
   const shown = computed(() => visibleFields(current.value, opts.fields.value));
+  /** Every field in the open view's order, hidden ones included (the view bar's field list). */
+  const ordered = computed(() => visibleFields(current.value && { ...current.value, hiddenFields: [] }, opts.fields.value));
   /** Whether the caller may change the open view: editors, and only admins once it is locked. */
   const canChange = computed(() => !!current.value && opts.canEdit.value && (!current.value.locked || opts.canManage.value));
 
@@ -88,5 +90,5 @@ export function useViews(opts: { tableId: () => string; fields: Ref<FieldDef[]>;
     await loadRecords();
   }
 
-  return { views, current, records, shown, canChange, load, applyGrid, loadRecords, select, change, replace, moveCard };
+  return { views, current, records, shown, ordered, canChange, load, applyGrid, loadRecords, select, change, replace, moveCard };
 }
