@@ -127,6 +127,7 @@ describe('views', () => {
     const extra = await c.request('POST', `/api/v1/tables/${tableId}/fields`, { body: { name: 'Scratch', type: 'number' } });
     const v = await create({ name: 'Scratchy', sort: [{ field: 'Scratch' }], hidden_fields: ['Scratch'], filter: { field: 'Scratch', operator: 'is_empty' } });
     expect((await c.request('DELETE', `/api/v1/tables/${tableId}/fields/${extra.body.data.id}`)).status).toBe(200);
+    expect(v.body.data.filter).toEqual({ conjunction: 'and', conditions: [{ field: extra.body.data.id, operator: 'is_empty' }] });
     const after = await c.request('GET', `/api/v1/views/${v.body.data.id}`);
     expect(after.body.data).toMatchObject({ filter: null, sort: null, hidden_fields: [] });
   });

@@ -68,7 +68,9 @@ function storedFilter(raw: unknown, fields: FieldDef[]): unknown {
     if ('field' in n) return { field: resolve(n.field)!.id, operator: n.operator, ...('value' in n ? { value: n.value } : {}) };
     return { conjunction: n.conjunction ?? 'and', conditions: (n.conditions as unknown[]).map(walk) };
   };
-  return walk(typeof raw === 'string' ? JSON.parse(raw) : raw);
+  // Always a group at the top, so readers meet one shape: a bare condition is a group of one.
+  const top = walk(typeof raw === 'string' ? JSON.parse(raw) : raw) as Record<string, unknown>;
+  return 'field' in top ? { conjunction: 'and', conditions: [top] } : top;
 }
 
 function storedSort(raw: unknown, fields: FieldDef[]): unknown {

@@ -70,6 +70,23 @@ describeE2E('views in a real browser', () => {
     await page.locator('[data-testid="view-fields"]').click();
   });
 
+  it('the grid opens with its view\'s filter and sort, and a sort made in the page is saved into the view', async () => {
+    const [grid] = await e2e.admin.data('GET', `/api/v1/tables/${tableId}/views`, undefined, 200);
+    await e2e.admin.data('PUT', `/api/v1/views/${grid.id}`, { filter: { field: 'Estimate', operator: 'gte', value: 3 }, sort: [{ field: 'Estimate', direction: 'desc' }] }, 200);
+    await page.reload();
+    await expect.poll(() => page.locator('[data-testid="cell"][data-field="Task"]').allTextContents()).toEqual(['Launch', 'Prototype', 'Research']);
+    await e2e.admin.data('PUT', `/api/v1/views/${grid.id}`, { filter: null, sort: null }, 200);
+    await page.reload();
+    await expect.poll(() => page.locator('[data-testid="grid-row"]').count()).toBe(4);
+    await page.locator('[data-testid="column-header"][data-field="Task"] [data-testid="field-menu"]').click();
+    await page.locator('[data-testid="field-menu-sort-asc"]').click();
+    const taskId = grid.field_order[0] ?? (await e2e.admin.data('GET', `/api/v1/tables/${tableId}/fields`, undefined, 200)).items[0].id;
+    await expect.poll(async () => (await e2e.admin.data('GET', `/api/v1/views/${grid.id}`, undefined, 200)).sort, { timeout: 5000 }).toEqual([{ field: taskId, direction: 'asc' }]);
+    await e2e.admin.data('PUT', `/api/v1/views/${grid.id}`, { sort: null }, 200);
+    await page.reload();
+    await page.locator('[data-testid="grid-row"]').first().waitFor();
+  });
+
   it('builds a kanban view and dragging a card to another column changes its stage', async () => {
     await addView('kanban', 'Board', 'Stage');
     await expectTestId(page, 'kanban', 'kanban board');

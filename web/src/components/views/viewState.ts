@@ -48,7 +48,7 @@ let seq = 100000;
 /** The stored filter (fields by id, groups one level deep as the builder makes them) as the builder's state. */
 export function filterStateOf(v: ViewDef): FilterState {
   const cond = (c: any): FilterCondition => ({ kind: 'cond', key: ++seq, fieldId: c.field, op: c.operator, value: c.value ?? null });
-  if (!v.filter) return { conjunction: 'and', items: [] };
+  if (!v.filter || !Array.isArray(v.filter.conditions)) return { conjunction: 'and', items: [] };
   return {
     conjunction: v.filter.conjunction,
     items: v.filter.conditions.map((c: any) => ('field' in c ? cond(c) : { kind: 'group' as const, key: ++seq, conjunction: c.conjunction, items: c.conditions.filter((x: any) => 'field' in x).map(cond) })),
