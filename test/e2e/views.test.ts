@@ -109,6 +109,16 @@ describeE2E('views in a real browser', () => {
     await expect.poll(() => page.locator('[data-testid="calendar-item"]').count()).toBe(4);
     expect(await page.locator('[data-testid="calendar-month"]').textContent()).toBe('November 2026');
     await screenshot(page, 'view-calendar');
+    // Its settings: renamed and locked (the administrator is a base admin).
+    await page.locator('[data-testid="view-settings-open"]').click();
+    const settings = await expectTestId(page, 'view-settings', 'view settings');
+    await settings.locator('[data-testid="view-rename"]').fill('Due dates');
+    await settings.getByRole('button', { name: 'Rename' }).click();
+    await settings.locator('[data-testid="view-locked"]').check();
+    await expect.poll(async () => (await e2e.admin.data('GET', `/api/v1/tables/${tableId}/views`, undefined, 200)).find((v: any) => v.type === 'calendar'))
+      .toMatchObject({ name: 'Due dates', locked: true });
+    await page.keyboard.press('Escape');
+    await page.locator('[data-testid="view-tab"]', { hasText: 'Due dates' }).waitFor();
   });
 
   it('builds a form, shares it, and a stranger with no login submits it; the record is in the grid', async () => {
