@@ -118,7 +118,7 @@ describeE2E('views in a real browser', () => {
     await expect.poll(async () => (await e2e.admin.data('GET', `/api/v1/tables/${tableId}/views`, undefined, 200)).find((v: any) => v.type === 'calendar'))
       .toMatchObject({ name: 'Due dates', locked: true });
     await page.keyboard.press('Escape');
-    await page.locator('[data-testid="view-tab"]', { hasText: 'Due dates' }).waitFor();
+    await page.locator('[data-testid="view-tab"]', { hasText: 'Due dateslocked' }).waitFor();
   });
 
   it('builds a form, shares it, and a stranger with no login submits it; the record is in the grid', async () => {
@@ -166,6 +166,15 @@ describeE2E('views in a real browser', () => {
     await expect.poll(() => page.locator('[data-testid="grid-row"]').count(), { timeout: 10_000 }).toBe(5);
     expect(await page.locator('[data-testid="cell"][data-field="Task"]').allTextContents()).toContain('Dark mode');
     await screenshot(page, 'view-grid-after-form');
+
+    // A shared board: read-only, without login.
+    const board = (await e2e.admin.data('GET', `/api/v1/tables/${tableId}/views`, undefined, 200)).find((v: any) => v.type === 'kanban');
+    const boardLink = (await e2e.admin.data('POST', `/api/v1/views/${board.id}/share`, undefined, 200)).url as string;
+    const boardPage = await context.newPage();
+    await boardPage.goto(boardLink.replace(/^https?:\/\/[^/]+/, e2e.url));
+    await expect.poll(() => boardPage.locator('[data-testid="kanban-card"]').count()).toBe(5);
+    expect(await boardPage.locator('[data-testid="kanban-card"][draggable="true"]').count()).toBe(0);
+    await screenshot(boardPage, 'view-kanban-shared');
 
     // Sharing stopped: the link is gone.
     await page.locator('[data-testid="view-tab"]', { hasText: 'Suggestions' }).click();
