@@ -174,7 +174,7 @@ describe('sharing by link', () => {
   let shareId: string;
 
   it('shares a read-only view (base admins) that reveals nothing else', async () => {
-    const v = await create({ name: 'Public grid', filter: { field: 'Status', operator: 'eq', value: 'Todo' }, hidden_fields: ['Secret'] });
+    const v = await create({ name: 'Public grid', filter: { field: 'Status', operator: 'eq', value: 'Todo' }, hidden_fields: ['Secret'], config: { column_widths: { Secret: 300, Title: 250 } } });
     gridView = v.body.data.id;
     expect((await c.request('POST', `/api/v1/views/${gridView}/share`, { token: editor.token })).status).toBe(403);
     const s = await c.request('POST', `/api/v1/views/${gridView}/share`);
@@ -190,7 +190,7 @@ describe('sharing by link', () => {
     expect(recs.status).toBe(200);
     expect(recs.body.data.items.map((r: any) => r.fields.Title)).toEqual(['T0', 'T3']);
     const text = JSON.stringify([desc.body, recs.body]);
-    for (const secret of ['s0', 's3', 'Secret', 'Owner', editor.id, admin.id, tableId, baseId, gridView]) expect(text).not.toContain(secret);
+    for (const secret of ['s0', 's3', 'Secret', 'Owner', editor.id, admin.id, tableId, baseId, gridView, await fieldId('Secret'), await fieldId('Owner')]) expect(text).not.toContain(secret);
     expect((await c.request('POST', `/api/share/${shareId}/submit`, { token: null, body: { fields: { Title: 'x' } } })).status).toBe(404);
   });
 

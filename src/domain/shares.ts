@@ -24,12 +24,14 @@ export function createShareService(deps: Deps, o: { views: ViewService; records:
     return { all, visible: o.views.queryOf(v, all).visible.filter((f) => !PRIVATE_TYPES.has(f.type)) };
   }
 
-  /** The config as a share shows it: a form's fields keep their labels and rules, by id. */
+  /** The config as a share shows it: only ids of fields it shows (a hidden group, date or cover field reads null). */
   function publicConfig(v: View, visible: FieldDef[]) {
-    if (v.type !== 'form') return v.config;
     const ids = new Set(visible.map((f) => f.id));
-    const fields = (v.config.fields as Array<{ field: string }>).filter((f) => ids.has(f.field));
-    return { ...v.config, fields };
+    const c = v.config;
+    if (v.type === 'form') return { ...c, fields: (c.fields as Array<{ field: string }>).filter((f) => ids.has(f.field)) };
+    if (v.type === 'grid') return c.column_widths ? { column_widths: Object.fromEntries(Object.entries(c.column_widths as object).filter(([id]) => ids.has(id))) } : {};
+    const key = { kanban: 'group_field', calendar: 'date_field', gallery: 'cover_field' }[v.type]!;
+    return { [key]: ids.has(c[key] as string) ? c[key] : null };
   }
 
   return {
