@@ -54,6 +54,8 @@ describe('views', () => {
     const del = await c.request('DELETE', `/api/v1/views/${list.body.data[0].id}`);
     expect(del.status).toBe(409);
     expect(del.body.error).toBe('CONFLICT');
+    // Nor can the last view others see become personal.
+    expect((await c.request('PUT', `/api/v1/views/${list.body.data[0].id}`, { body: { personal: true } })).status).toBe(409);
   });
 
   it('stores filter, sort, hidden fields and order by field id, so a rename breaks nothing', async () => {

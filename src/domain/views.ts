@@ -75,7 +75,7 @@ function storedFilter(raw: unknown, fields: FieldDef[]): unknown {
 
 function storedSort(raw: unknown, fields: FieldDef[]): unknown {
   const keys = parseSort(raw, fields);
-  return keys ? keys.map((k) => ({ field: k.field.id, direction: k.direction })) : null;
+  return keys?.length ? keys.map((k) => ({ field: k.field.id, direction: k.direction })) : null;
 }
 
 function fieldIds(raw: unknown, fields: FieldDef[], name: string): string[] {
@@ -293,6 +293,9 @@ export function createViewService({ store }: Deps, access: Access, fieldService:
         if (input.personal !== undefined) {
           if (typeof input.personal !== 'boolean') throw invalidField('personal', 'must be a boolean');
           if (input.personal !== v.personal && v.createdBy !== actor?.id) throw forbidden('Only the creator of a view makes it personal');
+          // Everyone keeps at least one view of the table.
+          const shared = (await tx.db.select({ id: views.id, personal: views.personal }).from(views).where(eq(views.tableId, v.tableId))).filter((x) => !x.personal && x.id !== id);
+          if (input.personal && !v.personal && !shared.length) throw conflict(`View "${v.name}" is the table's last shared view: it cannot become personal`);
           changes.personal = input.personal;
         }
         if (input.locked !== undefined) {
