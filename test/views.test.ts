@@ -87,6 +87,7 @@ describe('views', () => {
     expect((await create({ name: 'Bad', type: 'calendar', config: {} })).body.msg).toMatch(/config.date_field/);
     expect((await create({ name: 'Bad', hidden_fields: ['Ghost'] })).body.details[0].field).toBe('hidden_fields');
     expect((await create({ name: 'Bad', type: 'chart' })).status).toBe(400);
+    expect((await create({ name: 'Bad', type: 'form', config: { fields: [{ field: 'Owner' }] } })).body.details[0].field).toBe('config.fields[0]');
     expect((await create({ name: 'open WORK' })).status).toBe(409);
     expect((await c.request('GET', `/api/v1/tables/${tableId}/records?view_id=viwnothing`)).body.details[0].field).toBe('view_id');
   });

@@ -114,14 +114,16 @@ function checkConfig(type: ViewType, raw: unknown, fields: FieldDef[]): Record<s
       if (typeof c[key] !== 'string') throw invalidField(`config.${key}`, 'must be a string');
       return c[key] as string;
     };
-    const list = c.fields ?? fields.filter((f) => !typeOfField(f).readOnly).map((f) => ({ field: f.id }));
+    // A public form cannot offer user or link fields: their choices would be the base's members or another table's records.
+    const askable = (f: FieldDef) => !typeOfField(f).readOnly && f.type !== 'user' && f.type !== 'link';
+    const list = c.fields ?? fields.filter(askable).map((f) => ({ field: f.id }));
     if (!Array.isArray(list)) throw invalidField('config.fields', 'must be an array of {field, required?, label?}');
     const seen = new Set<string>();
     const formFields = list.map((item, i) => {
       const it = (typeof item === 'string' ? { field: item } : item) as Record<string, unknown>;
       const f = typeof it === 'object' && it !== null ? resolve(it.field) : undefined;
       if (!f) throw invalidField(`config.fields[${i}]`, `unknown field ${JSON.stringify((it as { field?: unknown })?.field)}`);
-      if (typeOfField(f).readOnly) throw invalidField(`config.fields[${i}]`, `"${f.name}" is read-only and cannot be in a form`);
+      if (!askable(f)) throw invalidField(`config.fields[${i}]`, `"${f.name}" is a ${f.type} field, which a form cannot ask (read-only, user or link)`);
       if (seen.has(f.id)) throw invalidField(`config.fields[${i}]`, `"${f.name}" is listed twice`);
       seen.add(f.id);
       if (it.required !== undefined && typeof it.required !== 'boolean') throw invalidField(`config.fields[${i}].required`, 'must be a boolean');
