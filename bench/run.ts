@@ -7,7 +7,7 @@
 // filters, sort, batch create, REST vs GraphQL); T1-T4 OAuth and the Open API (bench/open-api.ts,
 // bench/token-verify.ts): token endpoint, Open API list, token verification in process, keyword search; W1-W2 workflows
 // (bench/workflows.ts); C1-C4 computed fields (bench/computed.ts): fan-out, list with computed fields, adding a formula
-// to the 100k and to the 1M table; E1-E3 events (bench/events.ts): SSE latency with 100 subscribers, Idempotency-Key
+// to the 100k and to the 1M table; V1-V2 views (bench/views.ts); E1-E3 events (bench/events.ts): SSE latency with 100 subscribers, Idempotency-Key
 // cost, event log on vs EVENT_LOG=off; WH webhook deliveries to a loopback receiver (bench/webhooks.ts); I1, X1 import of a 1M-row CSV and its export (bench/import-export.ts); S the start time of the built server (bench/start-time.ts); P the Python runtime
 // (bench/python-runtime.ts, a separate process at the end).
 // PostgreSQL workloads (bench/postgres.ts, bench/pg-workloads.ts; baseline bench/pg-baseline-server.ts, node:http + pg
@@ -57,16 +57,16 @@ import { startReceiver, webhookThroughput, type Receiver } from './webhooks.js';
 import { workflowThroughput, workflowWriteLatency } from './workflows.js';
 import { eventLogCost, idempotencyCost, sseLatency, type EventsCtx } from './events.js';
 import { importExport } from './import-export.js';
+import { viewWorkloads } from './views.js';
 import { computedAddField, computedAddFieldBig, computedFanOut, computedList, type ComputedCtx } from './computed.js';
 
 if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
   // The header comment of this file is the usage: print it.
-  const text = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8');
-  console.log(text.split('\nimport ')[0].replace(/^\/\/ ?/gm, ''));
+  console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\nimport ')[0].replace(/^\/\/ ?/gm, ''));
   process.exit(0);
 }
 
-const SQLITE_WORKLOADS = ['1', '2', '3', '4', '5', 'T1', 'T2', 'T3', 'T4', 'W1', 'W2', 'C1', 'C2', 'C3', 'C4', 'E1', 'E2', 'E3', 'WH', 'I1', 'X1'];
+const SQLITE_WORKLOADS = ['1', '2', '3', '4', '5', 'T1', 'T2', 'T3', 'T4', 'W1', 'W2', 'C1', 'C2', 'C3', 'C4', 'E1', 'E2', 'E3', 'WH', 'I1', 'X1', 'V1', 'V2'];
 
 const GRAPHQL_LIST = 'query Records($tableId: ID!, $page: Int, $pageSize: Int) { records(tableId: $tableId, page: $page, pageSize: $pageSize) { items { id fields createdAt updatedAt } total page pageSize } }';
 const graphqlList = (tableId: string, page: number): Req => ({
@@ -103,7 +103,7 @@ async function runSqlite(tmp: string, rows: Row[], problems: string[], profileDi
     const login = await sendJson(makeTarget('service', svcBase), { method: 'POST', path: '/api/auth/login', body: JSON.stringify(ADMIN) });
     const svc = makeTarget('service', svcBase, { authorization: `Bearer ${login.data.token}` }, CONNECTIONS, service.proc.pid);
 
-    const needList = ['1', '4', '5', 'T2', 'C3'].some((w) => ONLY.has(w));
+    const needList = ['1', '4', '5', 'T2', 'C3', 'V1', 'V2'].some((w) => ONLY.has(w));
     const needBig = ['2', '3', 'T4', 'C4'].some((w) => ONLY.has(w));
     // Every table the bench creates lands in the administrator's default base: the base the Open API app may access.
     let benchBase = (login.data.user?.default_base_id as string | undefined) ?? '';
@@ -299,7 +299,7 @@ async function runSqlite(tmp: string, rows: Row[], problems: string[], profileDi
       await settle();
       await workflowWriteLatency(wfCtx, LATENCY_SECONDS);
     });
-
+    if (listTable) await guard(['V1', 'V2'], () => viewWorkloads({ svc, rows, problems }, listTable, LIST_RECORDS, THROUGHPUT_SECONDS)); // before C3's field
     // ---- C1-C4: computed fields (issue 14) ----
     const cCtx: ComputedCtx = { svc, rows, problems, settle };
     await guard(['C1'], () => computedFanOut(cCtx));

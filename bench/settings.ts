@@ -15,7 +15,7 @@ export const ENGINES = { sqlite: ENGINE_NAME !== 'postgres', postgres: ENGINE_NA
 
 /** PostgreSQL workloads: list, eq filter, keyword search, batch create, and scale-out over WORKERS (PGW and PGWF rows). */
 export const PG_WORKLOADS = ['PG1', 'PG2', 'PG3', 'PG4', 'PGW'];
-const ALL_WORKLOADS = ['1', '2', '3', '4', '5', 'T1', 'T2', 'T3', 'T4', 'W1', 'W2', 'C1', 'C2', 'C3', 'C4', 'E1', 'E2', 'E3', 'WH', 'I1', 'X1', 'S', 'P', ...PG_WORKLOADS];
+const ALL_WORKLOADS = ['1', '2', '3', '4', '5', 'T1', 'T2', 'T3', 'T4', 'W1', 'W2', 'C1', 'C2', 'C3', 'C4', 'E1', 'E2', 'E3', 'WH', 'I1', 'X1', 'V1', 'V2', 'S', 'P', ...PG_WORKLOADS];
 export const ONLY = new Set((process.env.BENCH_ONLY ?? ALL_WORKLOADS.join(',')).split(',').map((s) => s.trim().toUpperCase()).filter(Boolean));
 export const PROFILE = process.env.BENCH_PROFILE === '1';
 export const KEEP = process.env.BENCH_KEEP === '1';

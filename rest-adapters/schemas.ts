@@ -30,6 +30,13 @@ export const v1Schemas: Record<string, JsonSchema> = {
     id: str, seq: { type: 'string', pattern: '^[0-9]+$' }, type: str, base_id: str, table_id: { type: ['string', 'null'] },
     record_id: { type: ['string', 'null'] }, actor: obj({ type: str, id: { type: ['string', 'null'] } }), at: time, data: { type: 'object' },
   }),
+  View: obj({
+    id: str, table_id: str, name: str, type: { enum: ['grid', 'form', 'kanban', 'gallery', 'calendar'] },
+    filter: { type: ['object', 'null'], description: 'Section 4 filter, fields by id' }, sort: { type: ['array', 'null'], description: 'Section 4 sort keys, fields by id' },
+    hidden_fields: { type: 'array', items: str }, field_order: { type: 'array', items: str }, config: { type: 'object' },
+    personal: bool, locked: bool, created_by: { type: ['string', 'null'] }, share_id: { type: ['string', 'null'], description: 'Set while shared by link' },
+    created_at: time, updated_at: time,
+  }),
   Webhook: obj(webhookProps),
   WebhookWithSecret: obj({ ...webhookProps, secret: { type: 'string', pattern: '^whsec_', description: 'Shown only here: keep it' } }),
   WebhookDelivery: obj({

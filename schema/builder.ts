@@ -17,6 +17,7 @@ export interface BaseRoleScope {
   tableId?: string;
   fieldId?: string;
   workflowId?: string;
+  viewId?: string;
   webhookId?: string;
 }
 

@@ -246,7 +246,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
         return sandbox;
       }
     }
-    if (p.startsWith('/api/v1/') || p.startsWith('/api/auth/') || p.startsWith('/api/plugins')) return rest.handle(request, url, state, 'v1');
+    if (p.startsWith('/api/v1/') || p.startsWith('/api/auth/') || p.startsWith('/api/plugins') || p.startsWith('/api/share/')) return rest.handle(request, url, state, 'v1');
     if (p === '/api/oauth/token') return rest.handle(request, url, state, 'token');
     if (p.startsWith('/api/open/') || p.startsWith('/api/oauth/') || p.startsWith('/.well-known/')) return rest.handle(request, url, state, 'open');
     if (!p.startsWith('/api/')) {

@@ -92,7 +92,7 @@ describe('the REST route table', () => {
 
   it('every v1 route lives under /api/v1, /api/auth or /api/plugins; every other route where src/app.ts sends its family', () => {
     // src/app.ts sends /api/v1/..., /api/auth/... and /api/plugins (the list itself and everything below it) to the v1 family.
-    for (const route of v1Routes) expect(route.path, `${route.method} ${route.path}`).toMatch(/^\/api\/((v1|auth)\/|plugins(\/|$))/);
+    for (const route of v1Routes) expect(route.path, `${route.method} ${route.path}`).toMatch(/^\/api\/((v1|auth|share)\/|plugins(\/|$))/);
     expect(v1Routes.filter((r) => r.path === '/api/plugins' || r.path.startsWith('/api/plugins/')).every((r) => r.tag === 'plugins')).toBe(true);
     for (const route of openApiRoutes) {
       const where = `${route.method} ${route.path}`;
@@ -441,6 +441,9 @@ describe('/graphql', () => {
     const imported = await c.request('POST', `/api/v1/tables/${tableId}/import`, { token: member.token, raw: form });
     expect(imported.status, JSON.stringify(imported.body)).toBe(202);
     params.job_id = imported.body.data.job_id;
+    // The table's default view, shared, for the view and share routes.
+    params.view_id = (await c.request('GET', `/api/v1/tables/${tableId}/views`, { token: member.token })).body.data[0].id;
+    params.share_id = (await c.request('POST', `/api/v1/views/${params.view_id}/share`, { token: member.token })).body.data.share_id;
     // Routes that need other values: the run log is the script plugin's, of the member's base (where the member is owner).
     const PARAMS: Record<string, Record<string, string>> = { '/api/plugins/{plugin_id}/run-logs': { ...params, plugin_id: scriptId } };
     const QUERY: Record<string, Record<string, string>> = { '/api/plugins/{plugin_id}/run-logs': { base_id: member.defaultBaseId } };

@@ -26,11 +26,13 @@ describe('the event log', () => {
     ok(await c.request('DELETE', `/api/v1/tables/${t}/records/${r.id}`, { token: user.token }));
     const page = await eventsOf(baseId);
     expect(page.next).toBeNull();
-    expect(page.items.map((e: any) => e.type)).toEqual(['table.created', 'field.created', 'record.created', 'record.updated', 'record.deleted']);
+    // A new table's default grid view is created with it (contract section 13).
+    expect(page.items.map((e: any) => e.type)).toEqual(['table.created', 'view.created', 'field.created', 'record.created', 'record.updated', 'record.deleted']);
     const seqs = page.items.map((e: any) => Number(e.seq));
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     expect(page.items.every((e: any) => /^\d+$/.test(e.seq) && e.id.startsWith('evt') && e.base_id === baseId)).toBe(true);
-    const [, , created, updated, deleted] = page.items;
+    const [, view, , created, updated, deleted] = page.items;
+    expect(view).toMatchObject({ table_id: t, actor: { type: 'user', id: user.id }, data: { view: { name: 'Grid view', type: 'grid' } } });
     expect(created).toMatchObject({ table_id: t, record_id: r.id, actor: { type: 'user', id: user.id }, data: { after: { Name: 'a', N: 1, Twice: 2 } } });
     expect(updated.data).toEqual({ changed_fields: ['N', 'Twice'], before: { N: 1, Twice: 2 }, after: { N: 2, Twice: 4 } });
     expect(deleted.data).toEqual({ before: { Name: 'a', N: 2, Twice: 4 } });
@@ -50,8 +52,9 @@ describe('the event log', () => {
       if (!page.next) break;
       after = page.next;
     }
-    expect(seen.length).toBe(7);
-    expect(new Set(seen).size).toBe(7);
+    // 2 tables, their 2 default views, 5 records.
+    expect(seen.length).toBe(9);
+    expect(new Set(seen).size).toBe(9);
     const onlyA = await eventsOf(baseId, `&table_id=${a}&type=record.created`);
     expect(onlyA.items.map((e: any) => e.data.after.Name)).toEqual(['r0', 'r2', 'r4']);
     expect((await c.request('GET', `/api/v1/bases/${baseId}/events?limit=0`)).status).toBe(400);

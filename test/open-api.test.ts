@@ -333,6 +333,19 @@ describe('record list: pagination, filter, sort', () => {
       expect(res.body.message).toContain('sort');
     }
   });
+
+  it('takes view_id as /api/v1 does: the view\'s filter ANDed, its sort unless sort is given, its visible fields (contract section 13)', async () => {
+    const view = (await c.request('POST', `/api/v1/tables/${pagedId}/views`, {
+      body: { name: 'Big ones', filter: { field: 'N', operator: 'gt', value: 40 }, sort: [{ field: 'N', direction: 'desc' }], hidden_fields: ['N'] },
+    })).body.data;
+    const res = await open('GET', `${recs(pagedId)}?view_id=${view.id}`);
+    expect(labels(res)).toEqual(['P45', 'P44', 'P43', 'P42', 'P41']);
+    expect(Object.keys(res.body.data[0].values)).toHaveLength(1);
+    const both = await open('GET', `${recs(pagedId)}?view_id=${view.id}&filter=${encodeURIComponent(JSON.stringify({ field: 'N', operator: 'lt', value: 43 }))}&sort=${encodeURIComponent(JSON.stringify([{ field: 'N' }]))}`);
+    expect(labels(both)).toEqual(['P41', 'P42']);
+    const other = (await c.request('GET', `/api/v1/tables/${table2Id}/views`)).body.data[0];
+    expectOpenError(await open('GET', `${recs(pagedId)}?view_id=${other.id}`), 400, 'bad_request');
+  });
 });
 
 describe('search', () => {

@@ -1118,6 +1118,26 @@ describe('answers conform to the document', () => {
     await call('GET', '/api/v1/tables/{table_id}/export', { table_id: table.id }, 400, { query: 'format=pdf' });
   });
 
+  it('views and sharing (contract section 13): list, create, read, update, share, shared pages, form submit, delete and their errors', async () => {
+    const table = (await call('POST', '/api/v1/tables', {}, 201, { body: { name: 'With views', fields: [{ name: 'A', type: 'text' }] } })).body.data;
+    const t = { table_id: table.id };
+    const [grid] = (await call('GET', '/api/v1/tables/{table_id}/views', t, 200)).body.data;
+    await call('DELETE', '/api/v1/views/{view_id}', { view_id: grid.id }, 409);
+    const v = (await call('POST', '/api/v1/tables/{table_id}/views', t, 201, { body: { name: 'Form', type: 'form', config: { fields: [{ field: 'A' }] } } })).body.data;
+    await call('POST', '/api/v1/tables/{table_id}/views', t, 400, { body: { name: 'Bad', type: 'kanban' } });
+    await call('GET', '/api/v1/views/{view_id}', { view_id: v.id }, 200);
+    await call('PUT', '/api/v1/views/{view_id}', { view_id: v.id }, 200, { body: { name: 'The form' } });
+    const share = (await call('POST', '/api/v1/views/{view_id}/share', { view_id: v.id }, 200)).body.data;
+    const gridShare = (await call('POST', '/api/v1/views/{view_id}/share', { view_id: grid.id }, 200)).body.data;
+    await call('GET', '/api/share/{share_id}', { share_id: share.share_id }, 200, { token: null });
+    await call('GET', '/api/share/{share_id}/records', { share_id: gridShare.share_id }, 200, { token: null });
+    await call('POST', '/api/share/{share_id}/submit', { share_id: share.share_id }, 201, { token: null, body: { fields: { A: 'x' } } });
+    await call('POST', '/api/share/{share_id}/submit', { share_id: share.share_id }, 400, { token: null, body: { fields: { B: 'x' } } });
+    await call('DELETE', '/api/v1/views/{view_id}/share', { view_id: v.id }, 200);
+    await call('GET', '/api/share/{share_id}', { share_id: share.share_id }, 404, { token: null });
+    await call('DELETE', '/api/v1/views/{view_id}', { view_id: v.id }, 200);
+  });
+
   it('deleting what was built: tables, bases and users', async () => {
     await call('DELETE', '/api/v1/tables/{table_id}', { table_id: S.table }, 200, { token: userToken });
     // Deleting a table deletes its workflows (contract section 4).

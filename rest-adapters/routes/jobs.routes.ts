@@ -13,7 +13,7 @@ const exportQuery = {
   format: { type: 'string' as const, description: 'csv (default) or xlsx' },
   filter: { type: 'string' as const, description: 'JSON filter, as the record list takes it' },
   sort: { type: 'string' as const, description: 'JSON sort keys, as the record list takes it' },
-  view_id: { type: 'string' as const, description: 'Not available yet: answers 400' },
+  view_id: { type: 'string' as const, description: 'A view of the table: its filter (ANDed with filter), its sort (unless sort is given) and its visible fields' },
 };
 const exportVars = (q: Record<string, unknown>) => ({ format: q.format, filter: q.filter, sort: q.sort, viewId: q.view_id });
 const file = { type: 'string', format: 'binary' };

@@ -48,7 +48,7 @@ builder.queryFields((t) => ({
       filter: t.arg({ type: 'JSON', required: false }), sort: t.arg({ type: 'JSON', required: false }), viewId: t.arg.id({ required: false }),
     },
     authScopes: (_r, a) => ({ baseRole: { tableId: a.tableId, role: 'viewer' } }),
-    resolve: (_r, a, ctx) => ctx.services.exports.planExport(a.tableId, a),
+    resolve: (_r, a, ctx) => ctx.services.exports.planExport(a.tableId, a, ctx.actor),
   }),
   openExportRecords: t.field({
     type: 'JSON',
@@ -60,7 +60,7 @@ builder.queryFields((t) => ({
     authScopes: (_r, a) => ({ app: { scope: 'record:read', baseId: a.baseId } }),
     resolve: async (_r, a, ctx) => {
       await ctx.services.openApi.getTable(a.baseId, a.tableId);
-      return ctx.services.exports.planExport(a.tableId, a);
+      return ctx.services.exports.planExport(a.tableId, a, ctx.actor);
     },
   }),
 }));

@@ -69,9 +69,13 @@ builder.queryFields((t) => ({
   }),
   openRecords: t.field({
     type: OpenRecordPage,
-    args: { ...where(t.arg), ...paging(t.arg), filter: t.arg({ type: 'JSON', required: false }), sort: t.arg({ type: 'JSON', required: false }) },
+    args: { ...where(t.arg), ...paging(t.arg), filter: t.arg({ type: 'JSON', required: false }), sort: t.arg({ type: 'JSON', required: false }), viewId: t.arg.id({ required: false }) },
     authScopes: (_r, a) => ({ app: { scope: 'record:read', baseId: a.baseId } }),
-    resolve: (_r, a, ctx) => ctx.services.openApi.listRecords(a.baseId, a.tableId, a),
+    resolve: async (_r, a, ctx) => {
+      if (!a.viewId) return ctx.services.openApi.listRecords(a.baseId, a.tableId, a);
+      const view = await ctx.services.views.viewOfTable(a.viewId, a.tableId, ctx.actor);
+      return ctx.services.openApi.listRecords(a.baseId, a.tableId, { ...a, view: (fields) => ctx.services.views.queryOf(view, fields) });
+    },
   }),
   openSearchRecords: t.field({
     type: OpenRecordPage,

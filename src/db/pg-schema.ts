@@ -356,3 +356,26 @@ export const jobs = pgTable('jobs', {
   finishedAt: text('finished_at'),
   leaseUntil: text('lease_until'),
 }, (t) => [index('jobs_status').on(t.status), index('jobs_created_by').on(t.createdBy)]);
+
+/**
+ * Views of a table (contract section 13): filter, sort, hidden fields and field order stored by field id, so a renamed
+ * field never breaks one. `share_id` is set while the view is shared by link; a new share gets a new id.
+ */
+export const views = pgTable('views', {
+  id: text('id').primaryKey(),
+  tableId: text('table_id').notNull().references(() => tables.id, { onDelete: 'cascade' }),
+  baseId: text('base_id').notNull(),
+  name: text('name').notNull(),
+  type: text('type').notNull(),
+  filter: json('filter').$type<unknown>(),
+  sort: json('sort').$type<unknown>(),
+  hiddenFields: json('hidden_fields').$type<string[]>().notNull(),
+  fieldOrder: json('field_order').$type<string[]>().notNull(),
+  config: json('config').$type<Record<string, unknown>>().notNull(),
+  personal: boolean('personal').notNull().default(false),
+  locked: boolean('locked').notNull().default(false),
+  createdBy: text('created_by'),
+  shareId: text('share_id'),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+}, (t) => [index('views_table').on(t.tableId), uniqueIndex('views_share').on(t.shareId)]);

@@ -308,3 +308,26 @@ export const jobs = sqliteTable('jobs', {
   finishedAt: text('finished_at'),
   leaseUntil: text('lease_until'),
 }, (t) => [index('jobs_status').on(t.status), index('jobs_created_by').on(t.createdBy)]);
+
+/**
+ * Views of a table (contract section 13): filter, sort, hidden fields and field order stored by field id, so a renamed
+ * field never breaks one. `share_id` is set while the view is shared by link; a new share gets a new id.
+ */
+export const views = sqliteTable('views', {
+  id: text('id').primaryKey(),
+  tableId: text('table_id').notNull().references(() => tables.id, { onDelete: 'cascade' }),
+  baseId: text('base_id').notNull(),
+  name: text('name').notNull(),
+  type: text('type').notNull(),
+  filter: text('filter', { mode: 'json' }).$type<unknown>(),
+  sort: text('sort', { mode: 'json' }).$type<unknown>(),
+  hiddenFields: text('hidden_fields', { mode: 'json' }).$type<string[]>().notNull(),
+  fieldOrder: text('field_order', { mode: 'json' }).$type<string[]>().notNull(),
+  config: text('config', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+  personal: integer('personal', { mode: 'boolean' }).notNull().default(false),
+  locked: integer('locked', { mode: 'boolean' }).notNull().default(false),
+  createdBy: text('created_by'),
+  shareId: text('share_id'),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+}, (t) => [index('views_table').on(t.tableId), uniqueIndex('views_share').on(t.shareId)]);

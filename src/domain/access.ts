@@ -11,7 +11,7 @@ export const roleRank = (role: Role) => ROLES.indexOf(role);
 export const atLeast = (role: Role | null, min: Role) => role !== null && roleRank(role) >= roleRank(min);
 
 export function createAccess({ store }: Deps) {
-  const { baseMembers, bases, fields, tables, webhooks, workflows } = store.schema;
+  const { baseMembers, bases, fields, tables, views, webhooks, workflows } = store.schema;
   // Prepared once on the store (reads outside transactions): every scope check runs them.
   const roleQuery = store.db
     .select({ role: baseMembers.role })
@@ -22,11 +22,13 @@ export function createAccess({ store }: Deps) {
   const tableBase = store.db.select({ baseId: tables.baseId }).from(tables).where(eq(tables.id, sql.placeholder('id'))).prepare();
   const fieldTable = store.db.select({ tableId: fields.tableId }).from(fields).where(eq(fields.id, sql.placeholder('id'))).prepare();
   const workflowTable = store.db.select({ tableId: workflows.tableId }).from(workflows).where(eq(workflows.id, sql.placeholder('id'))).prepare();
+  const viewTable = store.db.select({ tableId: views.tableId }).from(views).where(eq(views.id, sql.placeholder('id'))).prepare();
   const webhookBase = store.db.select({ baseId: webhooks.baseId }).from(webhooks).where(eq(webhooks.id, sql.placeholder('id'))).prepare();
 
   /** The role that needs no query: a workflow's and a system administrator's; undefined for a user or an application. */
   function fixedRole(actor: Actor, baseId: string): Role | null | undefined {
     if (actor.kind === 'workflow') return actor.baseId === baseId ? 'editor' : null;
+    if (actor.kind === 'share') return null;
     if (actor.isAdmin) return 'owner';
     return undefined;
   }
@@ -44,7 +46,7 @@ export function createAccess({ store }: Deps) {
   }
 
   /** The base a table, a field, a workflow, a webhook or a base id refers to; 404 naming the missing thing. Reads outside transactions. */
-  async function baseOf(ref: { baseId?: string; tableId?: string; fieldId?: string; workflowId?: string; webhookId?: string }): Promise<string> {
+  async function baseOf(ref: { baseId?: string; tableId?: string; fieldId?: string; workflowId?: string; webhookId?: string; viewId?: string }): Promise<string> {
     if (ref.baseId !== undefined) {
       if (!(await baseExists.execute({ id: ref.baseId }))[0]) throw notFound(`Base ${ref.baseId} not found`);
       return ref.baseId;
@@ -62,6 +64,11 @@ export function createAccess({ store }: Deps) {
     if (ref.workflowId !== undefined) {
       const [row] = await workflowTable.execute({ id: ref.workflowId });
       if (!row) throw notFound(`Workflow ${ref.workflowId} not found`);
+      return baseOf({ tableId: row.tableId });
+    }
+    if (ref.viewId !== undefined) {
+      const [row] = await viewTable.execute({ id: ref.viewId });
+      if (!row) throw notFound(`View ${ref.viewId} not found`);
       return baseOf({ tableId: row.tableId });
     }
     if (ref.webhookId !== undefined) {

@@ -70,4 +70,15 @@ export interface ImportActor {
   baseId: string;
   isAdmin: false;
 }
-export type Actor = UserActor | AppActor | WorkflowActor | ImportActor;
+/**
+ * A public form submitted through a view's share link (contract section 13): its events carry actor type `share` with
+ * the view id; it only ever creates records in the view's table.
+ */
+export interface ShareActor {
+  kind: 'share';
+  /** The form view's id. */
+  id: string;
+  baseId: string;
+  isAdmin: false;
+}
+export type Actor = UserActor | AppActor | WorkflowActor | ImportActor | ShareActor;

@@ -10,10 +10,12 @@ import type { FieldService } from './fields.js';
 import { parseFilter, parseSort } from './record-query.js';
 import { apiValue } from './record-values.js';
 import type { TableService } from './tables.js';
+import { combineView, type View, type ViewService } from './views.js';
+import type { Actor } from './deps.js';
 
 export type ExportFormat = 'csv' | 'xlsx';
 /** A checked export: what the download streams. The query answers it; the REST door streams it. */
-export interface ExportPlan { tableId: string; format: ExportFormat; filter: unknown; sort: unknown; fileName: string; contentType: string }
+export interface ExportPlan { tableId: string; format: ExportFormat; filter: unknown; sort: unknown; fileName: string; contentType: string; view?: View | null }
 
 const SLICE = 500;
 const CONTENT_TYPES: Record<ExportFormat, string> = {
@@ -32,7 +34,7 @@ export function textOf(v: unknown): string {
 
 const csvCell = (s: string) => (/[",\r\n;]/.test(s) || /^\s|\s$/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
 
-export function createExportService({ store }: Deps, o: { tables: TableService; fields: FieldService }) {
+export function createExportService({ store }: Deps, o: { tables: TableService; fields: FieldService; views: ViewService }) {
   /** Every record the plan selects, slice by slice: creation order by `_seq` keyset, or sorted pages. */
   async function* slices(tableId: string, fields: FieldDef[], where: ConditionGroup | undefined, sort: SortKey[] | undefined): AsyncGenerator<StoredRow[]> {
     const scan = store.openScan();
@@ -81,9 +83,13 @@ export function createExportService({ store }: Deps, o: { tables: TableService; 
 
   /** Each record's cells: text, except that XLSX keeps numbers and booleans typed. */
   async function* records(plan: ExportPlan, typed: boolean): AsyncGenerator<unknown[][]> {
-    const fields = await o.fields.loadFields(store, plan.tableId);
+    const all = await o.fields.loadFields(store, plan.tableId);
+    let where = parseFilter(plan.filter, all);
+    let sort = parseSort(plan.sort, all);
+    let fields = all;
+    if (plan.view) ({ where, sort, visible: fields } = combineView(o.views.queryOf(plan.view, all), where, sort));
     yield [fields.map((f) => f.name)];
-    for await (const rows of slices(plan.tableId, fields, parseFilter(plan.filter, fields), parseSort(plan.sort, fields))) {
+    for await (const rows of slices(plan.tableId, fields, where, sort)) {
       const links = await linkNames(fields, rows);
       yield rows.map((r) => fields.map((f) => {
         const v = apiValue(f, r);
@@ -133,15 +139,19 @@ export function createExportService({ store }: Deps, o: { tables: TableService; 
 
   return {
     /** Checks an export request (400 for a bad format, filter or sort, or a view) and names the file. */
-    async planExport(tableId: string, q: { format?: unknown; filter?: unknown; sort?: unknown; viewId?: unknown }): Promise<ExportPlan> {
+    async planExport(tableId: string, q: { format?: unknown; filter?: unknown; sort?: unknown; viewId?: unknown }, actor: Actor | null = null): Promise<ExportPlan> {
       const format = q.format ?? 'csv';
       if (format !== 'csv' && format !== 'xlsx') throw badRequest('format must be csv or xlsx', [{ field: 'format', message: 'must be csv or xlsx' }]);
-      if (q.viewId !== undefined && q.viewId !== null) throw badRequest('view_id: views are not available yet', [{ field: 'view_id', message: 'views are not available yet' }]);
+      let view: View | null = null;
+      if (q.viewId !== undefined && q.viewId !== null && q.viewId !== '') {
+        view = await o.views.getView(String(q.viewId), actor).catch(() => null);
+        if (!view || view.tableId !== tableId) throw badRequest(`view_id: no view ${q.viewId} in this table`, [{ field: 'view_id', message: 'not a view of this table' }]);
+      }
       const table = await o.tables.getTable(tableId);
       const fields = await o.fields.loadFields(store, tableId);
       parseFilter(q.filter, fields);
       parseSort(q.sort, fields);
-      return { tableId, format, filter: q.filter ?? null, sort: q.sort ?? null, fileName: `${table.name}.${format}`, contentType: CONTENT_TYPES[format] };
+      return { tableId, format, filter: q.filter ?? null, sort: q.sort ?? null, view, fileName: `${table.name}.${format}`, contentType: CONTENT_TYPES[format] };
     },
     /** The file's bytes, produced as they are read. */
     stream(plan: ExportPlan): ReadableStream<Uint8Array> {

@@ -27,6 +27,8 @@ export interface FieldInput {
 export function createFieldService(deps: Deps, computed: ComputedEngine, events: EventLog, onSearchReset: (tableId: string) => void = () => {}) {
   const { store } = deps;
   const { fields, tables, baseMembers } = store.schema;
+  /** Run inside a field's delete before it goes: the views drop it or refuse (409). */
+  const deleteHooks: Array<(tx: UnitOfWork, tableId: string, field: FieldDef) => Promise<void>> = [];
 
   // Prepared once on the store, for the cached reads outside transactions.
   const fieldsOfTable = store.db.select().from(fields).where(eq(fields.tableId, sql.placeholder('tableId'))).orderBy(asc(fields.position)).prepare();
@@ -183,6 +185,9 @@ export function createFieldService(deps: Deps, computed: ComputedEngine, events:
     loadFields,
     invalidate,
     checkUnread,
+    beforeDelete(hook: (tx: UnitOfWork, tableId: string, field: FieldDef) => Promise<void>) {
+      deleteHooks.push(hook);
+    },
     /** After a change of field definitions inside `uow` made elsewhere (a table deleted with its fields). */
     changed,
     getField,
@@ -264,6 +269,7 @@ export function createFieldService(deps: Deps, computed: ComputedEngine, events:
         const field = await getField(tx, tableId, fieldId);
         const baseId = await baseOfTable(tx, tableId);
         await checkUnread(tx, baseId, [field], `Field "${field.name}"`);
+        for (const hook of deleteHooks) await hook(tx, tableId, field);
         await events.append(tx, baseId, actor, [{ type: 'field.deleted', tableId, data: { field: eventField(field) } }]);
         await tx.records.dropField(tableId, field);
         await tx.db.delete(fields).where(eq(fields.id, fieldId));

@@ -8,6 +8,7 @@ import type { AuditLog } from './audit.js';
 import type { Actor, AppActor, Deps } from './deps.js';
 import type { FieldService } from './fields.js';
 import type { ApiRecord, RecordService } from './records.js';
+import type { ViewQuery } from './views.js';
 
 export const MAX_PER_PAGE = 200;
 
@@ -93,9 +94,9 @@ export function createOpenApiService(deps: Deps, apps: AppService, audit: AuditL
       await table(baseId, tableId);
       return fieldService.loadFields(store, tableId);
     },
-    async listRecords(baseId: string, tableId: string, q: { page?: number | null; perPage?: number | null; filter?: unknown; sort?: unknown }) {
+    async listRecords(baseId: string, tableId: string, q: { page?: number | null; perPage?: number | null; filter?: unknown; sort?: unknown; view?: (fields: FieldDef[]) => ViewQuery }) {
       await table(baseId, tableId);
-      return records.listRecords(tableId, { page: q.page, pageSize: q.perPage, filter: q.filter, sort: q.sort, keyBy: 'id', maxPageSize: MAX_PER_PAGE, sizeName: 'per_page' });
+      return records.listRecords(tableId, { page: q.page, pageSize: q.perPage, filter: q.filter, sort: q.sort, view: q.view, keyBy: 'id', maxPageSize: MAX_PER_PAGE, sizeName: 'per_page' });
     },
     async searchRecords(baseId: string, tableId: string, q: { q: unknown; page?: number | null; perPage?: number | null }) {
       await table(baseId, tableId);

@@ -15,6 +15,7 @@ import { recordEvents, type EventLog } from './events.js';
 import { fieldResolver, parseFilter, parseSort } from './record-query.js';
 import type { SearchIndexer } from './search-indexer.js';
 import type { TableService } from './tables.js';
+import { combineView, type ViewQuery } from './views.js';
 
 export interface ApiRecord {
   id: string;
@@ -330,13 +331,17 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
     async listRecords(tableId: string, q: {
       page?: number | null; pageSize?: number | null; filter?: unknown; sort?: unknown; withTotal?: boolean;
       keyBy?: 'name' | 'id'; maxPageSize?: number; sizeName?: string;
+      /** A view's query over the table's fields (contract section 13). */
+      view?: (fields: FieldDef[]) => ViewQuery;
     }): Promise<Page<ApiRecord>> {
       const p = pageArgs(q.page, q.pageSize, { defaultSize: 20, maxSize: q.maxPageSize ?? MAX_PAGE_SIZE, sizeName: q.sizeName });
       const { fields } = await context(store, tableId);
-      const where = parseFilter(q.filter, fields);
-      const sort = parseSort(q.sort, fields);
-      const { rows, total } = await store.records.list(tableId, fields, { where, sort, limit: p.pageSize, offset: p.offset, withTotal: q.withTotal ?? true });
-      return { items: rows.map((r) => toApi(fields, r, q.keyBy)), total: total ?? -1, page: p.page, pageSize: p.pageSize };
+      let where = parseFilter(q.filter, fields);
+      let sort = parseSort(q.sort, fields);
+      let shown = fields;
+      if (q.view) ({ where, sort, visible: shown } = combineView(q.view(fields), where, sort));
+      const { rows, total } = await store.records.list(tableId, shown, { where, sort, limit: p.pageSize, offset: p.offset, withTotal: q.withTotal ?? true });
+      return { items: rows.map((r) => toApi(shown, r, q.keyBy)), total: total ?? -1, page: p.page, pageSize: p.pageSize };
     },
 
     /** Keyword search (contract section 6): every whitespace-separated term occurs in some text-like value; creation order. */

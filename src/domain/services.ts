@@ -20,6 +20,8 @@ import { createRecordService } from './records.js';
 import { createSearchIndexer } from './search-indexer.js';
 import { createTableService } from './tables.js';
 import { createUserService } from './users.js';
+import { createViewService } from './views.js';
+import { createShareService } from './shares.js';
 import { createDeliveryQueue, createWebhookService } from './webhooks/index.js';
 import { createWorkflowService } from './workflows.js';
 
@@ -38,7 +40,8 @@ export function createServices(deps: Deps, opts: { throttle?: LoginThrottle } = 
   const fields = createFieldService(deps, computed, events, (tableId) => search?.touch(tableId));
   const activity = createActivityMonitor();
   search = createSearchIndexer(deps, fields.loadFields, activity);
-  const tables = createTableService(deps, access, bases, fields, events);
+  const views = createViewService(deps, access, fields, events);
+  const tables = createTableService(deps, access, bases, fields, events, views);
   const records = createRecordService(deps, tables, fields, search, computed, events);
   const openApi = createOpenApiService(deps, apps, audit, fields, records);
   const workflows = createWorkflowService(deps, bases, fields, records);
@@ -49,10 +52,11 @@ export function createServices(deps: Deps, opts: { throttle?: LoginThrottle } = 
   const idempotency = createIdempotency(deps);
   const jobs = createJobService(deps, access);
   const imports = createImportService(deps, { records, fields, tables, jobs });
-  const exports = createExportService(deps, { tables, fields });
+  const exports = createExportService(deps, { tables, fields, views });
+  const shares = createShareService(deps, { views, records, fields });
   const webhookQueue = createDeliveryQueue(deps, events);
   const webhooks = createWebhookService(deps, webhookQueue);
-  return { jobs, imports, exports, deps, webhooks, webhookQueue, keys: deps.keys, activity, idempotency, search, computed, events, access, users, auth, audit, apps, appLimits, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
+  return { views, shares, jobs, imports, exports, deps, webhooks, webhookQueue, keys: deps.keys, activity, idempotency, search, computed, events, access, users, auth, audit, apps, appLimits, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -8,6 +8,7 @@ import type { BaseService } from './bases.js';
 import type { Actor, Deps } from './deps.js';
 import { eventField, eventTable, type EventLog } from './events.js';
 import type { FieldInput, FieldService } from './fields.js';
+import type { ViewService } from './views.js';
 import { pageArgs, type Page } from './pagination.js';
 import { AppError } from '../errors.js';
 import { checkDescription, checkName } from '../checks.js';
@@ -22,7 +23,8 @@ export interface Table {
 }
 
 
-export function createTableService(deps: Deps, access: Access, bases: BaseService, fieldService: FieldService, events: EventLog) {
+/** `views`: makes a new table's default grid view inside the transaction that creates the table. */
+export function createTableService(deps: Deps, access: Access, bases: BaseService, fieldService: FieldService, events: EventLog, views: Pick<ViewService, 'createDefault'>) {
   const { store } = deps;
   const { tables, fields: fieldsTable, users } = store.schema;
 
@@ -92,6 +94,7 @@ export function createTableService(deps: Deps, access: Access, bases: BaseServic
         const table = await load(tx, id);
         const fields = await fieldService.loadFields(tx, id);
         await events.append(tx, baseId, actor, [{ type: 'table.created', tableId: id, data: { table: eventTable(table), fields: fields.map(eventField) } }]);
+        await views.createDefault(tx, id, baseId, actor);
         return table;
       });
     },

@@ -134,5 +134,5 @@ export const toSortJson = (sort: SortKey[], fields: FieldDef[]) => {
   return keys.length ? keys : null;
 };
 
-/** The filter and sort of each table opened since the app loaded (views are not stored on the server). */
+/** The filter and sort of each table opened since the app loaded (a grid view's own, once its view is read, take their place). */
 export const viewMemory = new Map<string, { filter: FilterState; sort: SortKey[] }>();

@@ -1,5 +1,5 @@
-// Column widths of the grid: defaults by field type, widths dragged by the user (kept in localStorage) and the table's total width.
-import { computed, reactive } from 'vue';
+// Column widths of the grid: defaults by field type, the open view's widths, widths dragged by the user (told to the view, and kept in localStorage without one) and the table's total width.
+import { computed, reactive, watch } from 'vue';
 import type { FieldDef } from '../fieldTypes';
 
 const DEFAULT_W: Record<string, number> = {
@@ -13,8 +13,10 @@ export const LEAD_W = 96;
 export const ADD_W = 64;
 const WIDTH_KEY = 'table-service.colw';
 
-export function useColumnWidths(props: { fields: FieldDef[] }) {
-  const widths = reactive<Record<string, number>>(JSON.parse(localStorage.getItem(WIDTH_KEY) ?? '{}'));
+export function useColumnWidths(props: { fields: FieldDef[]; columnWidths?: Record<string, number> }, resized?: (widths: Record<string, number>) => void) {
+  const widths = reactive<Record<string, number>>({ ...JSON.parse(localStorage.getItem(WIDTH_KEY) ?? '{}'), ...props.columnWidths });
+  // Another view (or the same one saved): its widths win over what this browser remembers.
+  watch(() => props.columnWidths, (w) => Object.assign(widths, w ?? {}));
   const colW = (f: FieldDef) => widths[f.id] ?? DEFAULT_W[f.type] ?? 180;
   const totalW = computed(() => LEAD_W + ADD_W + props.fields.reduce((s, f) => s + colW(f), 0));
   function startResize(e: MouseEvent, f: FieldDef) {
@@ -27,6 +29,7 @@ export function useColumnWidths(props: { fields: FieldDef[] }) {
       window.removeEventListener('mousemove', move);
       window.removeEventListener('mouseup', up);
       localStorage.setItem(WIDTH_KEY, JSON.stringify(widths));
+      resized?.(Object.fromEntries(props.fields.map((x) => [x.id, colW(x)])));
     };
     window.addEventListener('mousemove', move);
     window.addEventListener('mouseup', up);

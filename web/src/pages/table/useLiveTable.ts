@@ -20,7 +20,7 @@ export function useLiveTable(opts: {
   fields: Ref<FieldDef[]>;
   /** Reads the table's fields again (a field.* event). */
   refreshFields: () => Promise<unknown>;
-  /** table.updated and table.deleted. */
+  /** table.updated, table.deleted and view events. */
   onTableEvent: (e: LiveEvent) => void;
   /** Records another user created that appeared on this page, and ones deleted (the drawer may show one). */
   onCreated?: (ids: string[]) => void;
@@ -220,10 +220,13 @@ export function useLiveTable(opts: {
           break;
         case 'table.updated':
         case 'table.deleted':
+        case 'view.created':
+        case 'view.updated':
+        case 'view.deleted':
           opts.onTableEvent(e);
           break;
         default:
-          break; // view.* and anything newer: nothing the grid shows
+          break; // anything newer: nothing the grid shows
       }
     }
     if (copied) view.rows.value = rows;
