@@ -345,6 +345,10 @@ describe('record list: pagination, filter, sort', () => {
     expect(labels(both)).toEqual(['P41', 'P42']);
     const other = (await c.request('GET', `/api/v1/tables/${table2Id}/views`)).body.data[0];
     expectOpenError(await open('GET', `${recs(pagedId)}?view_id=${other.id}`), 400, 'bad_request');
+    // The export takes the view the same way (contract section 15): its records in its order, its visible fields only.
+    const exported = await open('GET', `${O}/${baseId}/tables/${pagedId}/export?view_id=${view.id}`);
+    expect(exported.status).toBe(200);
+    expect(exported.text.replace(/^\uFEFF/, '').trim().split('\r\n')).toEqual(['Label', 'P45', 'P44', 'P43', 'P42', 'P41']);
   });
 });
 
