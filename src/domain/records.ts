@@ -15,6 +15,7 @@ import { recordEvents, type EventLog } from './events.js';
 import { fieldResolver, parseFilter, parseSort } from './record-query.js';
 import type { SearchIndexer } from './search-indexer.js';
 import type { TableService } from './tables.js';
+import type { TrashService } from './trash.js';
 
 export interface ApiRecord {
   id: string;
@@ -70,7 +71,7 @@ const NO_MEMBERS: ValueContext = {
   },
 };
 
-export function createRecordService(deps: Deps, tables: TableService, fieldService: FieldService, search: SearchIndexer, computed: ComputedEngine, events: EventLog) {
+export function createRecordService(deps: Deps, tables: TableService, fieldService: FieldService, search: SearchIndexer, computed: ComputedEngine, events: EventLog, trash?: TrashService) {
   const { store } = deps;
   const listeners: RecordChangeListener[] = [];
 
@@ -263,7 +264,9 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       });
       const graph = await computed.graphOf(tx, table.baseId);
       const linked = await computed.linkedBeforeDelete(tx, graph, tableId, ids as string[]);
-      const gone = events.enabled ? (await tx.records.getMany(tableId, fields, ids as string[])).map((r) => toApi(fields, r)) : [];
+      const stored = await tx.records.getMany(tableId, fields, ids as string[]);
+      await trash?.recordsDeleted(tx, table.baseId, tableId, fields, stored, actor);
+      const gone = events.enabled ? stored.map((r) => toApi(fields, r)) : [];
       await tx.records.delete(tableId, ids as string[], fields.filter((f) => f.type === 'link'), await fieldService.linksTo(tx, tableId));
       await events.append(tx, table.baseId, actor, recordEvents(tableId, 'deleted', gone));
       await computedChanged(tx, await computed.afterDelete(tx, graph, linked), { actor, baseId: table.baseId, depth: opts.depth ?? 0 });
