@@ -13,5 +13,6 @@ import './types/open-api.js';
 import './types/event.js';
 import './types/webhook.js';
 import './types/job.js';
+import './types/trash.js';
 
 export const schema = builder.toSchema({ sortSchema: true });
