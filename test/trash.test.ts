@@ -108,6 +108,69 @@ describe('trash', () => {
     expect((await c.request('POST', `/api/v1/trash/${again.id}/restore`)).status).toBe(404);
   });
 
+  it('restores a field with its values; a reused name answers 409 until it is free again', async () => {
+    const t = await makeTable(c, [{ name: 'Name', type: 'text' }, { name: 'Score', type: 'number', indexed: true }, { name: 'Tags', type: 'multi_select', options: ['a', 'b'] }], { baseId });
+    const rows = [];
+    for (let i = 0; i < 5; i++) rows.push(await create(t, { Name: `n${i}`, Score: i * 1.5, Tags: i % 2 ? ['a', 'b'] : null }));
+    const fields = ok<any>(await c.request('GET', `/api/v1/tables/${t}/fields`)).items as any[];
+    const tags = fields.find((f) => f.name === 'Tags');
+    const score = fields.find((f) => f.name === 'Score');
+    const before = ok<any>(await c.request('GET', `/api/v1/tables/${t}/records`)).items;
+    ok(await c.request('DELETE', `/api/v1/tables/${t}/fields/${tags.id}`));
+    ok(await c.request('DELETE', `/api/v1/tables/${t}/fields/${score.id}`));
+    expect(ok<any>(await c.request('GET', `/api/v1/tables/${t}/records`)).items[1].fields).toEqual({ Name: 'n1' });
+    const entries = await trashList();
+    const tagsEntry = entries.find((e) => e.type === 'field' && e.name === 'Tags');
+    expect(tagsEntry).toMatchObject({ table_id: t });
+    const reused = ok<any>(await c.request('POST', `/api/v1/tables/${t}/fields`, { body: { name: 'tags', type: 'text' } }), 201);
+    const refused = await c.request('POST', `/api/v1/trash/${tagsEntry.id}/restore`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toBe('CONFLICT');
+    ok(await c.request('DELETE', `/api/v1/tables/${t}/fields/${reused.id}`));
+    ok(await c.request('POST', `/api/v1/trash/${tagsEntry.id}/restore`));
+    ok(await c.request('POST', `/api/v1/trash/${entries.find((e) => e.type === 'field' && e.name === 'Score').id}/restore`));
+    const back = ok<any>(await c.request('GET', `/api/v1/tables/${t}/fields`)).items as any[];
+    expect(back.find((f) => f.name === 'Tags')).toEqual(tags);
+    expect(back.find((f) => f.name === 'Score')).toEqual(score);
+    expect(ok<any>(await c.request('GET', `/api/v1/tables/${t}/records`)).items).toEqual(before);
+    void rows;
+  });
+
+  it('restores a table with 1,000 records, links and computed fields; editors see no field or table entries', async () => {
+    const t = await makeTable(c, [{ name: 'Name', type: 'text' }, { name: 'N', type: 'number' }, { name: 'Person', type: 'link', config: { table_id: people } }], { baseId, name: 'Big' });
+    ok(await c.request('POST', `/api/v1/tables/${t}/fields`, { body: { name: 'Twice', type: 'formula', config: { expression: '{N} * 2' } } }), 201);
+    const someone = await create(people, { Name: 'Linked', Age: 9 });
+    for (let i = 0; i < 1000; i += 500) {
+      const records = Array.from({ length: 500 }, (_x, j) => ({ fields: { Name: `r${i + j}`, N: i + j, Person: (i + j) % 100 ? null : [someone.id] } }));
+      ok(await c.request('POST', `/api/v1/tables/${t}/records/batch`, { body: { action: 'create', records } }));
+    }
+    const read = async () => [
+      ...ok<any>(await c.request('GET', `/api/v1/tables/${t}/records?page_size=1000&page=1`)).items,
+      ...ok<any>(await c.request('GET', `/api/v1/tables/${t}/records?page_size=1000&page=2`)).items,
+    ];
+    const before = await read();
+    expect(before).toHaveLength(1000);
+    const fieldsBefore = ok<any>(await c.request('GET', `/api/v1/tables/${t}/fields`)).items;
+    const started = performance.now();
+    ok(await c.request('DELETE', `/api/v1/tables/${t}`));
+    console.log(`deleting a table of 1,000 records into the trash: ${(performance.now() - started).toFixed(0)} ms`);
+    expect((await c.request('GET', `/api/v1/tables/${t}`)).status).toBe(404);
+    const entry = (await trashList()).find((e) => e.type === 'table' && e.name === 'Big');
+    expect(entry).toMatchObject({ table_id: t });
+    const editor = await c.user('Ted');
+    ok(await c.request('PUT', `/api/v1/bases/${baseId}/members/${editor.id}`, { body: { role: 'editor' } }));
+    expect((await trashList(editor.token)).every((e) => e.type === 'record')).toBe(true);
+    expect((await c.request('POST', `/api/v1/trash/${entry.id}/restore`, { token: editor.token })).status).toBe(403);
+
+    const clash = await makeTable(c, [{ name: 'Name', type: 'text' }], { baseId, name: 'BIG' });
+    expect((await c.request('POST', `/api/v1/trash/${entry.id}/restore`)).status).toBe(409);
+    ok(await c.request('DELETE', `/api/v1/tables/${clash}`));
+    ok(await c.request('POST', `/api/v1/trash/${entry.id}/restore`));
+    expect(ok<any>(await c.request('GET', `/api/v1/tables/${t}`)).name).toBe('Big');
+    expect(ok<any>(await c.request('GET', `/api/v1/tables/${t}/fields`)).items).toEqual(fieldsBefore);
+    expect(await read()).toEqual(before);
+  });
+
   it('prunes entries past TRASH_RETENTION_DAYS', async () => {
     const r = await create(people, { Name: 'Old', Age: 2 });
     ok(await c.request('DELETE', `/api/v1/tables/${people}/records/${r.id}`));

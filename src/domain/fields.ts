@@ -179,7 +179,11 @@ export function createFieldService(deps: Deps, computed: ComputedEngine, events:
     tx.afterCommit(() => onSearchReset(tableId));
   }
 
+  /** Set by the trash (built after this service): keeps a field's definition and values before it is dropped. */
+  const trashHook: { field?: (tx: UnitOfWork, baseId: string, field: FieldDef, actor: Actor | null) => Promise<void> } = {};
+
   return {
+    trashHook,
     loadFields,
     invalidate,
     checkUnread,
@@ -265,6 +269,7 @@ export function createFieldService(deps: Deps, computed: ComputedEngine, events:
         const baseId = await baseOfTable(tx, tableId);
         await checkUnread(tx, baseId, [field], `Field "${field.name}"`);
         await events.append(tx, baseId, actor, [{ type: 'field.deleted', tableId, data: { field: eventField(field) } }]);
+        await trashHook.field?.(tx, baseId, field, actor);
         await tx.records.dropField(tableId, field);
         await tx.db.delete(fields).where(eq(fields.id, fieldId));
         changed(tx);

@@ -12,6 +12,7 @@ import { recordEvents, type EventLog } from './events.js';
 import type { FieldService } from './fields.js';
 import type { ApiRecord } from './records.js';
 import type { TableService } from './tables.js';
+import { createSchemaTrash, type FieldPayload, type TablePayload } from './trash-schema.js';
 
 /** What a record's trash entry keeps: its stored row and the records that linked to it (other tables' link fields). */
 interface RecordPayload {
@@ -37,8 +38,22 @@ export interface ApiHistoryEntry {
 
 const DAY = 86_400_000;
 
-export function createTrash({ store, config }: Deps, tables: TableService, fieldService: FieldService, computed: ComputedEngine, events: EventLog) {
+export function createTrash(deps: Deps, tables: TableService, fieldService: FieldService, computed: ComputedEngine, events: EventLog) {
+  const { store, config } = deps;
   const { trash, events: eventRows } = store.schema;
+  const schemaTrash = createSchemaTrash(deps, fieldService, computed, events);
+  const newTrashId = () => `trs${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+  const expiry = () => new Date(Date.now() + config.trashRetentionDays * DAY).toISOString();
+
+  async function put(tx: UnitOfWork, e: { baseId: string; type: 'field' | 'table'; tableId: string; itemId: string; name: string; payload: unknown }, actor: Actor | null) {
+    await tx.db.insert(trash).values({ ...e, id: newTrashId(), payload: JSON.stringify(e.payload), deletedAt: nowIso(), deletedBy: actor?.id ?? null, expiresAt: expiry() });
+  }
+  fieldService.trashHook.field = async (tx, baseId, field, actor) => {
+    await put(tx, { baseId, type: 'field', tableId: field.tableId, itemId: field.id, name: field.name, payload: await schemaTrash.fieldPayload(tx, field) }, actor);
+  };
+  tables.trashHook.table = async (tx, baseId, tableId, name, actor) => {
+    await put(tx, { baseId, type: 'table', tableId, itemId: tableId, name, payload: await schemaTrash.tablePayload(tx, tableId) }, actor);
+  };
 
   /** A record's name in the trash list: its primary (first) field's value as text. */
   function recordName(fields: FieldDef[], row: StoredRow): string {
@@ -72,9 +87,9 @@ export function createTrash({ store, config }: Deps, tables: TableService, field
         }
       }
       const at = nowIso();
-      const expiresAt = new Date(Date.now() + config.trashRetentionDays * DAY).toISOString();
+      const expiresAt = expiry();
       const entries = rows.map((row) => ({
-        id: `trs${randomUUID().replace(/-/g, '').slice(0, 16)}`, baseId, type: 'record', tableId, itemId: row.id, name: recordName(fields, row),
+        id: newTrashId(), baseId, type: 'record', tableId, itemId: row.id, name: recordName(fields, row),
         payload: JSON.stringify({ row, linkedFrom: incoming.get(row.id) ?? [] } satisfies RecordPayload),
         deletedAt: at, deletedBy: actor?.id ?? null, expiresAt,
       }));
@@ -103,7 +118,12 @@ export function createTrash({ store, config }: Deps, tables: TableService, field
       return store.transaction(async (tx) => {
         const [entry] = await tx.db.select().from(trash).where(eq(trash.id, id));
         if (!entry) throw notFound(`Trash item ${id} not found`);
-        if (entry.type !== 'record') throw conflict(`Restoring a ${entry.type} is not supported yet`);
+        if (entry.type !== 'record') {
+          if (entry.type === 'field') await schemaTrash.restoreField(tx, entry.baseId, JSON.parse(entry.payload) as FieldPayload, actor);
+          else await schemaTrash.restoreTable(tx, JSON.parse(entry.payload) as TablePayload, actor);
+          await tx.db.delete(trash).where(eq(trash.id, id));
+          return { id, type: entry.type, item_id: entry.itemId };
+        }
         const { row, linkedFrom } = JSON.parse(entry.payload) as RecordPayload;
         await tables.loadTable(tx, entry.tableId); // 404 when its table is gone
         if ((await tx.records.existing(entry.tableId, [row.id])).size) throw conflict(`Record ${row.id} already exists`);
