@@ -93,7 +93,7 @@ export function createTrash(deps: Deps, tables: TableService, fieldService: Fiel
         payload: JSON.stringify({ row, linkedFrom: incoming.get(row.id) ?? [] } satisfies RecordPayload),
         deletedAt: at, deletedBy: actor?.id ?? null, expiresAt,
       }));
-      for (let i = 0; i < entries.length; i += 200) await tx.db.insert(trash).values(entries.slice(i, i + 200));
+      for (let i = 0; i < entries.length; i += 1000) await tx.db.insert(trash).values(entries.slice(i, i + 1000));
     },
 
     /** The base and type of an entry (404 when gone): what the permission check needs. */
