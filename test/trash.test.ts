@@ -179,6 +179,18 @@ describe('trash', () => {
   });
 });
 
+describe('a deleted base', () => {
+  it('takes its trash with it', async () => {
+    const base = ok<any>(await c.request('POST', '/api/v1/bases', { body: { name: 'Short-lived' } }), 201);
+    const t = await makeTable(c, [{ name: 'Name', type: 'text' }], { baseId: base.id });
+    const r = await create(t, { Name: 'x' });
+    ok(await c.request('DELETE', `/api/v1/tables/${t}/records/${r.id}`));
+    ok(await c.request('DELETE', `/api/v1/bases/${base.id}`));
+    const { trash } = c.app.services.deps.store.schema;
+    expect(await c.app.services.deps.store.db.select().from(trash)).not.toContainEqual(expect.objectContaining({ baseId: base.id }));
+  });
+});
+
 describe('history', () => {
   it('lists a record\'s changes newest first with before and after per field', async () => {
     const r = await create(people, { Name: 'Hal', Age: 1 });
