@@ -67,6 +67,20 @@ describe('trash', () => {
     expect(events.filter((e) => e.record_id === t1.id)).toHaveLength(2);
   });
 
+  it('restores links within a table (a self-link), also between records deleted in one batch', async () => {
+    const t = await makeTable(c, [{ name: 'Name', type: 'text' }], { baseId });
+    ok(await c.request('POST', `/api/v1/tables/${t}/fields`, { body: { name: 'Next', type: 'link', config: { table_id: t } } }), 201);
+    const x = await create(t, { Name: 'x' });
+    const y = await create(t, { Name: 'y', Next: [x.id] });
+    const z = await create(t, { Name: 'z', Next: [y.id] });
+    ok(await c.request('POST', `/api/v1/tables/${t}/records/batch`, { body: { action: 'delete', records: [x.id, y.id] } }));
+    expect(ok(await get(t, z.id)).fields.Next).toBeNull();
+    const entries = await trashList();
+    for (const name of ['x', 'y']) ok(await c.request('POST', `/api/v1/trash/${entries.find((e) => e.table_id === t && e.name === name).id}/restore`));
+    expect(ok(await get(t, y.id)).fields.Next).toEqual([x.id]);
+    expect(ok(await get(t, z.id)).fields.Next).toEqual([y.id]);
+  });
+
   it('a batch delete is one entry per record, and 1,000 records round trip', async () => {
     const made: any[] = [];
     for (let i = 0; i < 1000; i += 500) {

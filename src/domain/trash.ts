@@ -72,7 +72,6 @@ export function createTrash(deps: Deps, tables: TableService, fieldService: Fiel
       const ids = rows.map((r) => r.id);
       const incoming = new Map<string, RecordPayload['linkedFrom']>();
       for (const link of await fieldService.linksTo(tx, tableId)) {
-        if (link.tableId === tableId) continue; // a self-link is in the row's own values
         const holders = await tx.records.linkingTo(link, ids);
         if (!holders.length) continue;
         for (const h of await tx.records.getMany(link.tableId, [link], holders)) {
@@ -147,10 +146,13 @@ export function createTrash(deps: Deps, tables: TableService, fieldService: Fiel
           if (!link) continue;
           const holders = await tx.records.getMany(l.tableId, [link], l.ids);
           if (!holders.length) continue;
-          await tx.records.update(l.tableId, [link], holders.map((h) => ({
+          // A holder deleted in the same batch and restored first may hold the link already (its own values kept it).
+          const lacking = holders.filter((h) => !((h.values[link.id] as string[] | null) ?? []).includes(row.id));
+          if (!lacking.length) continue;
+          await tx.records.update(l.tableId, [link], lacking.map((h) => ({
             id: h.id, values: new Map([[link.id, [...((h.values[link.id] as string[] | null) ?? []), row.id]]]),
           })), nowIso(), actor?.id ?? null);
-          await computed.updated(tx, graph, holders.map((h) => h.id), [link.id]);
+          await computed.updated(tx, graph, lacking.map((h) => h.id), [link.id]);
         }
         const [after] = await tx.records.getMany(entry.tableId, fields, [row.id]);
         await events.append(tx, entry.baseId, actor, recordEvents(entry.tableId, 'created', [apiOf(fields, after)]));
