@@ -14,5 +14,6 @@ import './types/event.js';
 import './types/webhook.js';
 import './types/job.js';
 import './types/view.js';
+import './types/trash.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

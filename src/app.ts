@@ -101,10 +101,11 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   });
   await jobRunner.start();
   services.computed.resumeFills();
-  // The event log keeps EVENT_RETENTION_DAYS, and so does the webhook delivery log: pruned at start and hourly.
+  // The event log keeps EVENT_RETENTION_DAYS, and so does the webhook delivery log; the trash TRASH_RETENTION_DAYS: pruned at start and hourly.
   const pruneEvents = () => {
     void services.events.prune().catch((e) => log.error({ err: e }, 'pruning the event log failed'));
     void services.webhooks.prune().catch((e) => log.error({ err: e }, 'pruning the webhook delivery log failed'));
+    void services.trash.prune().catch((e) => log.error({ err: e }, 'pruning the trash failed'));
   };
   pruneEvents();
   const eventPruning = setInterval(pruneEvents, 3_600_000).unref();

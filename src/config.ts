@@ -39,6 +39,10 @@ export interface Config {
   eventLog: boolean;
   /** How long the event log keeps events. */
   eventRetentionDays: number;
+  /** How long deleted records, fields and tables stay in their base's trash. */
+  trashRetentionDays: number;
+  /** How long record events are kept for record history (longer than EVENT_RETENTION_DAYS keeps record events that long). */
+  historyRetentionDays: number;
   /** Delays between a webhook delivery's attempts; one attempt more than there are delays, then it is failed. */
   webhookRetryScheduleMs: number[];
   /** How long a webhook receiver has to answer an attempt. */
@@ -59,7 +63,7 @@ export const VARIABLES = [
   'PORT', 'HOST', 'DATA_DIR', 'PUBLIC_URL', 'DATABASE_URL', 'ADMIN_EMAIL', 'ADMIN_PASSWORD', 'USER_TOKEN_TTL', 'SQLITE_SYNCHRONOUS',
   'LOG_LEVEL', 'METRICS_TOKEN', 'TRUST_PROXY', 'PLUGIN_PROXY_ALLOW_PRIVATE', 'PLUGIN_PROXY_TIMEOUT_MS', 'PLUGIN_PROXY_MAX_BYTES',
   'PLUGIN_PROXY_RATE_PER_MINUTE', 'TABLE_SANDBOX_PYTHON', 'TABLE_SANDBOX_DISABLE_BWRAP', 'WORKERS', 'WORKFLOW_LEASE_SECONDS',
-  'EVENT_LOG', 'EVENT_RETENTION_DAYS', 'WEBHOOK_RETRY_SCHEDULE_MS', 'WEBHOOK_TIMEOUT_MS', 'IMPORT_MAX_BYTES',
+  'EVENT_LOG', 'EVENT_RETENTION_DAYS', 'TRASH_RETENTION_DAYS', 'HISTORY_RETENTION_DAYS', 'WEBHOOK_RETRY_SCHEDULE_MS', 'WEBHOOK_TIMEOUT_MS', 'IMPORT_MAX_BYTES',
 ] as const;
 
 /**
@@ -188,6 +192,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, version = '0.0.
     workflowLeaseMs: integer(env, 'WORKFLOW_LEASE_SECONDS', 30, 1, 3600) * 1000,
     eventLog: oneOf(env, 'EVENT_LOG', ['on', 'off'], 'on', (s) => s.toLowerCase()) === 'on',
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 3650),
+    trashRetentionDays: integer(env, 'TRASH_RETENTION_DAYS', 30, 1, 3650),
+    historyRetentionDays: integer(env, 'HISTORY_RETENTION_DAYS', 365, 1, 3650),
     webhookRetryScheduleMs: delays(env, 'WEBHOOK_RETRY_SCHEDULE_MS', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 1024 ** 3, 1),

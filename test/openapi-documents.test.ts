@@ -635,6 +635,14 @@ describe('answers conform to the document', () => {
     const del = await call('DELETE', '/api/v1/tables/{table_id}/records/{record_id}', { ...t, record_id: empty.body.data.id }, 200, { token: userToken });
     expect(del.body).toEqual({ code: 0, msg: 'success', data: { id: empty.body.data.id, deleted: true } });
     await call('DELETE', '/api/v1/tables/{table_id}/records/{record_id}', { ...t, record_id: empty.body.data.id }, 404, { token: userToken });
+    // The trash (contract section 16): the deleted record is there, restores, and a second deletion is purged.
+    const trash = await call('GET', '/api/v1/bases/{base_id}/trash', { base_id: S.base }, 200, { token: userToken });
+    const entry = trash.body.data.find((e: any) => e.type === 'record');
+    await call('POST', '/api/v1/trash/{trash_id}/restore', { trash_id: entry.id }, 200, { token: userToken });
+    await call('GET', '/api/v1/tables/{table_id}/records/{record_id}/history', { ...t, record_id: empty.body.data.id }, 200, { token: userToken });
+    await call('DELETE', '/api/v1/tables/{table_id}/records/{record_id}', { ...t, record_id: empty.body.data.id }, 200, { token: userToken });
+    const again = (await call('GET', '/api/v1/bases/{base_id}/trash', { base_id: S.base }, 200, { token: userToken })).body.data.find((e: any) => e.type === 'record');
+    await call('DELETE', '/api/v1/trash/{trash_id}', { trash_id: again.id }, 200, { token: userToken });
   });
 
   it('an empty link field reads as null, like every other empty value but checkbox', async () => {

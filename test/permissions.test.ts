@@ -79,6 +79,13 @@ async function freshBase(): Promise<string> {
 const freshTable = () => makeTable(c, [{ name: 'Name', type: 'text' }], { baseId: fx.base, name: uniq('T') });
 const freshField = async () => (await ok(await c.request('POST', `/api/v1/tables/${fx.table}/fields`, { body: { name: uniq('F'), type: 'text' } }), 201)).id as string;
 const freshRecord = async () => (await ok(await c.request('POST', `/api/v1/tables/${fx.table}/records`, { body: { fields: { Name: uniq('r') } } }), 201)).id as string;
+/** A record of the fixture table deleted by the system administrator: its trash entry's id. */
+async function trashedRecord(): Promise<string> {
+  const id = await freshRecord();
+  await ok(await c.request('DELETE', `/api/v1/tables/${fx.table}/records/${id}`));
+  const list = (await ok(await c.request('GET', `/api/v1/bases/${fx.base}/trash`))) as Array<{ id: string; name: string }>;
+  return list[0].id;
+}
 /** A valid definition of a manual workflow on the fixture table; its runs rename the triggering record. */
 const workflowBody = (name: string) => ({
   name, table_id: fx.table, trigger: { type: 'manual', config: {} }, nodes: [{ type: 'update_record', config: { fields: { Name: '{{record.Name}} done' } } }],
@@ -408,6 +415,22 @@ const ROWS: Row[] = [
       const rec = (await c.request('GET', `/api/v1/tables/${fx.table}/records/${call.ref}`)).body.data;
       expect(rec.fields.Name === `by ${a}`).toBe(allowed);
     },
+  },
+  {
+    method: 'GET', path: '/api/v1/tables/{table_id}/records/{record_id}/history', min: 'viewer', ok: 200,
+    prepare: async () => ({ url: `/api/v1/tables/${fx.table}/records/${fx.record}/history` }),
+  },
+  {
+    method: 'GET', path: '/api/v1/bases/{base_id}/trash', min: 'editor', ok: 200,
+    prepare: async () => ({ url: `/api/v1/bases/${fx.base}/trash` }),
+  },
+  {
+    method: 'POST', path: '/api/v1/trash/{trash_id}/restore', min: 'editor', ok: 200,
+    prepare: async () => ({ url: `/api/v1/trash/${await trashedRecord()}/restore`, body: {} }),
+  },
+  {
+    method: 'DELETE', path: '/api/v1/trash/{trash_id}', min: 'admin', ok: 200,
+    prepare: async () => ({ url: `/api/v1/trash/${await trashedRecord()}` }),
   },
   {
     method: 'DELETE', path: '/api/v1/tables/{table_id}/records/{record_id}', min: 'editor', ok: 200,
@@ -773,8 +796,8 @@ afterAll(async () => {
 });
 
 describe('the matrix covers the route table', () => {
-  it('has a row for every auth, users, bases, tables, fields, records, workflows and plugins route', () => {
-    const tags = new Set(['auth', 'users', 'bases', 'tables', 'fields', 'records', 'workflows', 'plugins']);
+  it('has a row for every auth, users, bases, tables, fields, records, trash, workflows and plugins route', () => {
+    const tags = new Set(['auth', 'users', 'bases', 'tables', 'fields', 'records', 'trash', 'workflows', 'plugins']);
     const table = routes.filter((r) => tags.has(r.tag)).map((r) => `${r.method} ${r.path}`).sort();
     const covered = [...new Set(ROWS.map((r) => `${r.method} ${r.path}`))].sort();
     expect(covered).toEqual(table);

@@ -34,7 +34,7 @@ const TABLES: Array<{ table: PgTable; insertionOrder?: boolean }> = [
   { table: pgSchema.plugins }, { table: pgSchema.pluginVersions }, { table: pgSchema.pluginFiles }, { table: pgSchema.pluginConfigs },
   { table: pgSchema.pluginInstallations }, { table: pgSchema.pluginStorage }, { table: pgSchema.pluginRuns, insertionOrder: true },
   { table: pgSchema.events }, { table: pgSchema.idempotencyKeys }, { table: pgSchema.webhooks }, { table: pgSchema.webhookDeliveries },
-  { table: pgSchema.jobs, insertionOrder: true }, { table: pgSchema.views },
+  { table: pgSchema.jobs, insertionOrder: true }, { table: pgSchema.views }, { table: pgSchema.trash },
 ];
 /**
  * The service's tables that are not copied: the search index is rebuilt from the records by the server's background

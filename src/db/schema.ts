@@ -331,3 +331,20 @@ export const views = sqliteTable('views', {
   createdAt: text('created_at').notNull(),
   updatedAt: text('updated_at').notNull(),
 }, (t) => [index('views_table').on(t.tableId), uniqueIndex('views_share').on(t.shareId)]);
+
+/**
+ * The trash (contract section 16): a deleted record, field or table moved out of its table, kept until `expires_at`.
+ * `payload` is JSON text (stored values, links) so a restore puts back the same ids; attachment sweeps search it.
+ */
+export const trash = sqliteTable('trash', {
+  id: text('id').primaryKey(),
+  baseId: text('base_id').notNull(),
+  type: text('type').notNull(),
+  tableId: text('table_id').notNull(),
+  itemId: text('item_id').notNull(),
+  name: text('name').notNull(),
+  payload: text('payload').notNull(),
+  deletedAt: text('deleted_at').notNull(),
+  deletedBy: text('deleted_by'),
+  expiresAt: text('expires_at').notNull(),
+}, (t) => [index('trash_base_deleted').on(t.baseId, t.deletedAt), index('trash_expires').on(t.expiresAt)]);

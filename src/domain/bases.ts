@@ -54,6 +54,8 @@ export function createBaseService({ store }: Deps, access: Access) {
     }
     await tx.records.dropBase(id);
     await tx.db.update(users).set({ defaultBaseId: null }).where(eq(users.defaultBaseId, id));
+    // A deleted base is not kept in any trash: its trash goes with it.
+    await tx.db.delete(store.schema.trash).where(eq(store.schema.trash.baseId, id));
     await tx.db.delete(bases).where(eq(bases.id, id)); // tables, fields and members cascade
   }
 

@@ -1,7 +1,7 @@
 // The event log (contract section 14): every change to records, fields and tables, written in the transaction of the
 // change (an outbox), with its actor; read by cursor per base and pruned after EVENT_RETENTION_DAYS. One log feeds the
 // events endpoint, subscriptions and webhooks, so none of them can see a change that rolled back or miss one that did not.
-import { and, asc, eq, gt, lt, max } from 'drizzle-orm';
+import { and, asc, eq, gt, lt, max, notLike, or } from 'drizzle-orm';
 import { first, type EventRow, type UnitOfWork } from '../db/store.js';
 import { badRequest, forbidden } from '../errors.js';
 import { newId, nowIso } from '../ids.js';
@@ -181,8 +181,10 @@ export function createEventLog({ store, config }: Deps) {
 
     /** Deletes events older than the retention period. */
     async prune(now = Date.now()) {
+      // Record events are also record history (contract section 16): kept HISTORY_RETENTION_DAYS when that is longer.
       const before = new Date(now - config.eventRetentionDays * 86_400_000).toISOString();
-      await store.transaction(async (tx) => void (await tx.db.delete(events).where(lt(events.at, before))));
+      const historyBefore = new Date(now - Math.max(config.eventRetentionDays, config.historyRetentionDays) * 86_400_000).toISOString();
+      await store.transaction(async (tx) => void (await tx.db.delete(events).where(or(lt(events.at, historyBefore), and(lt(events.at, before), notLike(events.type, 'record.%'))))));
     },
   };
 }

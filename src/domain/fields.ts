@@ -181,7 +181,11 @@ export function createFieldService(deps: Deps, computed: ComputedEngine, events:
     tx.afterCommit(() => onSearchReset(tableId));
   }
 
+  /** Set by the trash (built after this service): keeps a field's definition and values before it is dropped. */
+  const trashHook: { field?: (tx: UnitOfWork, baseId: string, field: FieldDef, actor: Actor | null) => Promise<void> } = {};
+
   return {
+    trashHook,
     loadFields,
     invalidate,
     checkUnread,
@@ -271,6 +275,7 @@ export function createFieldService(deps: Deps, computed: ComputedEngine, events:
         await checkUnread(tx, baseId, [field], `Field "${field.name}"`);
         for (const hook of deleteHooks) await hook(tx, tableId, field);
         await events.append(tx, baseId, actor, [{ type: 'field.deleted', tableId, data: { field: eventField(field) } }]);
+        await trashHook.field?.(tx, baseId, field, actor);
         await tx.records.dropField(tableId, field);
         await tx.db.delete(fields).where(eq(fields.id, fieldId));
         changed(tx);

@@ -10,3 +10,15 @@ export function apiValue(field: FieldDef, row: StoredRow): unknown {
     : row.values[field.id];
   return type.fromStored(raw ?? null, field);
 }
+
+/** A record as the API answers it. */
+export interface ApiRecord {
+  id: string;
+  /** Values keyed by field name, every field present (null when empty). */
+  fields: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+  /** The id of the user, application or workflow that created the record, and of the last to change it. */
+  createdBy: string | null;
+  updatedBy: string | null;
+}

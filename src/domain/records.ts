@@ -9,24 +9,16 @@ import { convertRows, writtenRows, type ColumnTarget, type ImportRow } from './i
 import type { RowError } from './jobs.js';
 import type { FieldService } from './fields.js';
 import { pageArgs, type Page } from './pagination.js';
-import { apiValue } from './record-values.js';
+import { apiValue, type ApiRecord } from './record-values.js';
 import type { ComputedChanges, ComputedEngine } from './computed/recompute.js';
 import { recordEvents, type EventLog } from './events.js';
 import { fieldResolver, parseFilter, parseSort } from './record-query.js';
 import type { SearchIndexer } from './search-indexer.js';
 import type { TableService } from './tables.js';
 import { combineView, type ViewQuery } from './views.js';
+import type { TrashService } from './trash.js';
 
-export interface ApiRecord {
-  id: string;
-  /** Values keyed by field name, every field present (null when empty). */
-  fields: Record<string, unknown>;
-  createdAt: string;
-  updatedAt: string;
-  /** The id of the user, application or workflow that created the record, and of the last to change it. */
-  createdBy: string | null;
-  updatedBy: string | null;
-}
+export type { ApiRecord } from './record-values.js';
 
 /** How a write reports: values keyed by field name (v1, plugins) or id (Open API), and work to do in its transaction (audit). */
 export interface WriteOptions {
@@ -71,7 +63,7 @@ const NO_MEMBERS: ValueContext = {
   },
 };
 
-export function createRecordService(deps: Deps, tables: TableService, fieldService: FieldService, search: SearchIndexer, computed: ComputedEngine, events: EventLog) {
+export function createRecordService(deps: Deps, tables: TableService, fieldService: FieldService, search: SearchIndexer, computed: ComputedEngine, events: EventLog, trash?: TrashService) {
   const { store } = deps;
   const listeners: RecordChangeListener[] = [];
 
@@ -264,7 +256,9 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       });
       const graph = await computed.graphOf(tx, table.baseId);
       const linked = await computed.linkedBeforeDelete(tx, graph, tableId, ids as string[]);
-      const gone = events.enabled ? (await tx.records.getMany(tableId, fields, ids as string[])).map((r) => toApi(fields, r)) : [];
+      const stored = await tx.records.getMany(tableId, fields, ids as string[]);
+      await trash?.recordsDeleted(tx, table.baseId, tableId, fields, stored, actor);
+      const gone = events.enabled ? stored.map((r) => toApi(fields, r)) : [];
       await tx.records.delete(tableId, ids as string[], fields.filter((f) => f.type === 'link'), await fieldService.linksTo(tx, tableId));
       await events.append(tx, table.baseId, actor, recordEvents(tableId, 'deleted', gone));
       await computedChanged(tx, await computed.afterDelete(tx, graph, linked), { actor, baseId: table.baseId, depth: opts.depth ?? 0 });

@@ -19,6 +19,7 @@ import { createPluginRunService, createPluginService } from './plugins/index.js'
 import { createRecordService } from './records.js';
 import { createSearchIndexer } from './search-indexer.js';
 import { createTableService } from './tables.js';
+import { createTrash } from './trash.js';
 import { createUserService } from './users.js';
 import { createViewService } from './views.js';
 import { createShareService } from './shares.js';
@@ -42,7 +43,8 @@ export function createServices(deps: Deps, opts: { throttle?: LoginThrottle } = 
   search = createSearchIndexer(deps, fields.loadFields, activity);
   const views = createViewService(deps, access, fields, events);
   const tables = createTableService(deps, access, bases, fields, events, views);
-  const records = createRecordService(deps, tables, fields, search, computed, events);
+  const trash = createTrash(deps, tables, fields, computed, events);
+  const records = createRecordService(deps, tables, fields, search, computed, events, trash);
   const openApi = createOpenApiService(deps, apps, audit, fields, records);
   const workflows = createWorkflowService(deps, bases, fields, records);
   const plugins = createPluginService(deps, {
@@ -56,7 +58,7 @@ export function createServices(deps: Deps, opts: { throttle?: LoginThrottle } = 
   const shares = createShareService(deps, { views, records, fields });
   const webhookQueue = createDeliveryQueue(deps, events);
   const webhooks = createWebhookService(deps, webhookQueue);
-  return { views, shares, jobs, imports, exports, deps, webhooks, webhookQueue, keys: deps.keys, activity, idempotency, search, computed, events, access, users, auth, audit, apps, appLimits, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
+  return { views, shares, trash, jobs, imports, exports, deps, webhooks, webhookQueue, keys: deps.keys, activity, idempotency, search, computed, events, access, users, auth, audit, apps, appLimits, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -44,7 +44,11 @@ export function createTableService(deps: Deps, access: Access, bases: BaseServic
     if (clash) throw conflict(`A table named "${clash.name}" already exists in this base`);
   }
 
+  /** Set by the trash (built after this service): keeps a table's definition and records before they are dropped. */
+  const trashHook: { table?: (tx: UnitOfWork, baseId: string, tableId: string, name: string, actor: Actor | null) => Promise<void> } = {};
+
   return {
+    trashHook,
     getTable: async (id: string) => load(store, id),
     loadTable: load,
 
@@ -123,6 +127,7 @@ export function createTableService(deps: Deps, access: Access, bases: BaseServic
         // Its fields and the links to it go with it: refused while a computed field elsewhere reads one of them.
         const doomed = [...await fieldService.loadFields(tx, id), ...(await fieldService.linksTo(tx, id)).filter((l) => l.tableId !== id)];
         await fieldService.checkUnread(tx, table.baseId, doomed, `Table "${table.name}"`);
+        await trashHook.table?.(tx, table.baseId, id, table.name, actor);
         for (const link of await fieldService.linksTo(tx, id)) {
           if (link.tableId === id) continue;
           await tx.records.dropField(link.tableId, link);

@@ -3,12 +3,13 @@ import { createRouter, createWebHistory } from 'vue-router';
 import { session } from './api';
 import { adminRoutes } from './routes/admin';
 import { coreRoutes } from './routes/core';
+import { trashRoutes } from './routes/trash';
 import { webhookRoutes } from './routes/webhooks';
 import { workflowRoutes } from './routes/workflows';
 
 export const router = createRouter({
   history: createWebHistory(),
-  routes: [...coreRoutes, ...workflowRoutes, ...webhookRoutes, ...adminRoutes],
+  routes: [...coreRoutes, ...workflowRoutes, ...webhookRoutes, ...trashRoutes, ...adminRoutes],
 });
 
 router.beforeEach((to) => {
