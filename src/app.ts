@@ -41,6 +41,7 @@ import { sandboxStatus } from '../plugins-runtime/python/runner.js';
 import { workflowScriptRunner } from '../schema/plugin-gateway.js';
 import { createWebServer } from './web-static.js';
 import { createApiDocs } from './api-docs.js';
+import { createAttachmentHttp } from './attachment-http.js';
 import { createLogger, logRequest, type Logger, type RequestState } from './log.js';
 import { createMetrics } from './metrics.js';
 import { chargeApplication, useApplicationLimits } from '../schema/application-limits.js';
@@ -191,6 +192,10 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     title: 'Table Service Open API and OAuth', version: config.version, serverUrl: config.publicUrl, schemas: openSchemas,
   }));
   const pluginServer = createPluginServer(services.plugins);
+  const attachmentHttp = createAttachmentHttp({
+    dataDir: config.dataDir, maxBytes: config.attachmentMaxBytes, attachments: services.attachments,
+    actorOf: async (request, state) => (await contextFor(request, state)).actor,
+  });
   const web = createWebServer();
   const docs = createApiDocs();
   const jsonDoc = (text: string, requestId: string) =>
@@ -245,6 +250,10 @@ export async function createApp(config: Config, options: AppOptions = {}) {
         state.route = '/api/plugins/{plugin_id}/sandbox';
         return sandbox;
       }
+    }
+    if (p.startsWith('/api/v1/attachments')) {
+      const answer = await attachmentHttp.handle(request, url, state);
+      if (answer) return answer;
     }
     if (p.startsWith('/api/v1/') || p.startsWith('/api/auth/') || p.startsWith('/api/plugins')) return rest.handle(request, url, state, 'v1');
     if (p === '/api/oauth/token') return rest.handle(request, url, state, 'token');

@@ -1,6 +1,6 @@
 // Drizzle definitions of the service's own tables on PostgreSQL: the twin of schema.ts (kept in step by test/schema-parity).
 // Column types are chosen to give the same JavaScript values as the SQLite ones, since the domain is typed against schema.ts.
-import { pgTable, text, boolean, bigint, json, customType, primaryKey, uniqueIndex, index } from 'drizzle-orm/pg-core';
+import { pgTable, text, boolean, bigint, integer, json, customType, primaryKey, uniqueIndex, index } from 'drizzle-orm/pg-core';
 
 /** SQLite's `blob({ mode: 'buffer' })`: node-postgres already reads and writes bytea as a Buffer. */
 const bytea = customType<{ data: Buffer; driverData: Buffer }>({
@@ -356,3 +356,26 @@ export const jobs = pgTable('jobs', {
   finishedAt: text('finished_at'),
   leaseUntil: text('lease_until'),
 }, (t) => [index('jobs_status').on(t.status), index('jobs_created_by').on(t.createdBy)]);
+
+/** Uploaded attachment files (contract 16): the bytes live in `attachment_chunks`, so every process serves every file. */
+export const attachments = pgTable('attachments', {
+  id: text('id').primaryKey(),
+  /** The uploader: only they may name the attachment in a record write (until a record holds it). */
+  ownerId: text('owner_id').notNull(),
+  name: text('name').notNull(),
+  size: bigint('size', { mode: 'number' }).notNull(),
+  mimeType: text('mime_type').notNull(),
+  sha256: text('sha256').notNull(),
+  /** `{small:{width,height},large:{width,height}}` for images, else null. */
+  thumbnails: json('thumbnails').$type<Record<string, { width: number; height: number }> | null>(),
+  createdAt: text('created_at').notNull(),
+}, (t) => [index('attachments_created_at').on(t.createdAt)]);
+
+/** The bytes of a file and its thumbnails in ~1 MiB chunks, written and read one chunk at a time. */
+export const attachmentChunks = pgTable('attachment_chunks', {
+  attachmentId: text('attachment_id').notNull(),
+  /** `original`, `small` or `large`. */
+  variant: text('variant').notNull(),
+  seq: integer('seq').notNull(),
+  data: bytea('data').notNull(),
+}, (t) => [primaryKey({ columns: [t.attachmentId, t.variant, t.seq] })]);

@@ -1,0 +1,111 @@
+// Attachments (contract 16): streamed uploads, record values with signed URLs, thumbnails, 403 on bad signatures, limits.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import sharp from 'sharp';
+import { makeApp, makeTable, type TestClient } from './helpers.js';
+
+let c: TestClient;
+beforeAll(async () => {
+  c = await makeApp({ ATTACHMENT_MAX_BYTES: String(5 * 1024 * 1024) });
+});
+afterAll(() => c?.close());
+
+const png = (w: number, h: number) => sharp({ create: { width: w, height: h, channels: 3, background: '#3366cc' } }).png().toBuffer();
+const jpeg = (w: number, h: number) => sharp({ create: { width: w, height: h, channels: 3, background: '#cc6633' } }).jpeg().toBuffer();
+
+async function upload(bytes: Uint8Array | string, name: string, type = 'application/octet-stream', token?: string) {
+  const form = new FormData();
+  form.set('file', new Blob([bytes], { type }), name);
+  return c.request('POST', '/api/v1/attachments', { raw: form, token });
+}
+/** GET of an absolute signed URL through the app. */
+const fetchUrl = (url: string) => c.request('GET', new URL(url).pathname + new URL(url).search, { token: null });
+
+describe('attachments', () => {
+  it('uploads a PNG and a JPEG, stores them in a record and serves file and thumbnails with their sizes', async () => {
+    const p = await upload(await png(1600, 900), 'wide.png', 'image/png');
+    expect(p.status).toBe(201);
+    expect(p.body.data).toMatchObject({ name: 'wide.png', mime_type: 'image/png' });
+    expect(p.body.data.id).toMatch(/^att/);
+    // The bytes decide an image's type, not the client's claim.
+    const j = await upload(await jpeg(300, 500), 'tall.bin', 'application/octet-stream');
+    expect(j.body.data.mime_type).toBe('image/jpeg');
+    const tableId = await makeTable(c, [{ name: 'Name', type: 'text' }, { name: 'Files', type: 'attachment' }]);
+    const rec = await c.request('POST', `/api/v1/tables/${tableId}/records`, { body: { fields: { Name: 'a', Files: [{ id: p.body.data.id }, j.body.data.id] } } });
+    expect(rec.status).toBe(201);
+    const [a, b] = rec.body.data.fields.Files;
+    expect(a).toMatchObject({ id: p.body.data.id, name: 'wide.png', size: p.body.data.size, mime_type: 'image/png' });
+    expect(a.thumbnails.small).toMatchObject({ width: 200, height: 113 });
+    expect(a.thumbnails.large).toMatchObject({ width: 800, height: 450 });
+    // Never upscaled: 300x500 fits inside 800 as it is.
+    expect(b.thumbnails.small).toMatchObject({ width: 120, height: 200 });
+    expect(b.thumbnails.large).toMatchObject({ width: 300, height: 500 });
+    const file = await c.app.fetch(new Request(a.url));
+    expect(file.status).toBe(200);
+    expect(file.headers.get('content-type')).toBe('image/png');
+    expect(file.headers.get('content-disposition')).toBe(`inline; filename="wide.png"; filename*=UTF-8''wide.png`);
+    expect(Number(file.headers.get('content-length'))).toBe(p.body.data.size);
+    expect(Buffer.from(await file.arrayBuffer()).equals(await png(1600, 900))).toBe(true);
+    const thumb = await c.app.fetch(new Request(b.thumbnails.small.url));
+    const meta = await sharp(Buffer.from(await thumb.arrayBuffer())).metadata();
+    expect([meta.width, meta.height]).toEqual([120, 200]);
+    // A read lists the same value; the list carries it too.
+    const list = await c.request('GET', `/api/v1/tables/${tableId}/records`);
+    expect(list.body.data.items[0].fields.Files.map((x: any) => x.id)).toEqual([a.id, b.id]);
+  });
+
+  it('serves a file that is not an image as a download, with a non-ASCII name', async () => {
+    const up = await upload('hello, world\n', 'Résumé été.txt', 'text/plain');
+    expect(up.body.data).toMatchObject({ mime_type: 'text/plain', size: 13 });
+    const tableId = await makeTable(c, [{ name: 'Files', type: 'attachment' }]);
+    const rec = await c.request('POST', `/api/v1/tables/${tableId}/records`, { body: { fields: { Files: [up.body.data.id] } } });
+    const [v] = rec.body.data.fields.Files;
+    expect(v.thumbnails).toBeNull();
+    const res = await fetchUrl(v.url);
+    expect(res.status).toBe(200);
+    expect(res.text).toBe('hello, world\n');
+    expect(res.headers.get('content-type')).toBe('text/plain');
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="R_sum_ _t_.txt"; filename*=UTF-8''R%C3%A9sum%C3%A9%20%C3%A9t%C3%A9.txt`);
+  });
+
+  it('answers 403 for a tampered or expired signature', async () => {
+    const up = await upload('secret', 's.txt', 'text/plain');
+    const tableId = await makeTable(c, [{ name: 'Files', type: 'attachment' }]);
+    const [v] = (await c.request('POST', `/api/v1/tables/${tableId}/records`, { body: { fields: { Files: [up.body.data.id] } } })).body.data.fields.Files;
+    const url = new URL(v.url);
+    const sig = url.searchParams.get('sig')!;
+    url.searchParams.set('sig', (sig[0] === 'A' ? 'B' : 'A') + sig.slice(1));
+    const tampered = await fetchUrl(url.toString());
+    expect(tampered.status).toBe(403);
+    expect(tampered.body).toMatchObject({ code: 403, error: 'FORBIDDEN', data: null });
+    const later = new URL(v.url);
+    later.searchParams.set('exp', String(Number(later.searchParams.get('exp')) + 3600));
+    expect((await fetchUrl(later.toString())).status).toBe(403);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 2 * 3600_000);
+      expect((await fetchUrl(v.url)).status).toBe(403);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect((await fetchUrl(v.url)).status).toBe(200);
+  });
+
+  it('refuses files over ATTACHMENT_MAX_BYTES (413), unknown ids and other users\' uploads (400), anonymous uploads (401)', async () => {
+    const big = await upload(new Uint8Array(5 * 1024 * 1024 + 1), 'big.bin');
+    expect(big.status).toBe(413);
+    expect(big.body.error).toBe('PAYLOAD_TOO_LARGE');
+    expect((await upload('x', 'x.txt', 'text/plain', '')).status).toBe(401);
+    const tableId = await makeTable(c, [{ name: 'Files', type: 'attachment' }]);
+    const missing = await c.request('POST', `/api/v1/tables/${tableId}/records`, { body: { fields: { Files: ['att0000000000000000'] } } });
+    expect(missing.status).toBe(400);
+    expect(missing.body.details[0]).toMatchObject({ field: 'Files' });
+    const other = await c.user('uploader');
+    const theirs = await upload('theirs', 't.txt', 'text/plain', other.token);
+    expect(theirs.status).toBe(201);
+    const taken = await c.request('POST', `/api/v1/tables/${tableId}/records`, { body: { fields: { Files: [theirs.body.data.id] } } });
+    expect(taken.status).toBe(400);
+    expect(taken.body.msg).toMatch(/someone else/);
+    const bad = await c.request('POST', `/api/v1/tables/${tableId}/records`, { body: { fields: { Files: 'nope' } } });
+    expect(bad.status).toBe(400);
+  });
+});
