@@ -14,7 +14,7 @@ const jpeg = (w: number, h: number) => sharp({ create: { width: w, height: h, ch
 
 async function upload(bytes: Uint8Array | string, name: string, type = 'application/octet-stream', token?: string) {
   const form = new FormData();
-  form.set('file', new Blob([bytes], { type }), name);
+  form.set('file', new Blob([bytes as BlobPart], { type }), name);
   return c.request('POST', '/api/v1/attachments', { raw: form, token });
 }
 /** GET of an absolute signed URL through the app. */

@@ -1,6 +1,6 @@
 // Drizzle definitions of the service's own tables on PostgreSQL: the twin of schema.ts (kept in step by test/schema-parity).
 // Column types are chosen to give the same JavaScript values as the SQLite ones, since the domain is typed against schema.ts.
-import { pgTable, text, boolean, bigint, integer, json, customType, primaryKey, uniqueIndex, index } from 'drizzle-orm/pg-core';
+import { pgTable, text, boolean, bigint, json, customType, primaryKey, uniqueIndex, index } from 'drizzle-orm/pg-core';
 
 /** SQLite's `blob({ mode: 'buffer' })`: node-postgres already reads and writes bytea as a Buffer. */
 const bytea = customType<{ data: Buffer; driverData: Buffer }>({
@@ -376,6 +376,6 @@ export const attachmentChunks = pgTable('attachment_chunks', {
   attachmentId: text('attachment_id').notNull(),
   /** `original`, `small` or `large`. */
   variant: text('variant').notNull(),
-  seq: integer('seq').notNull(),
+  seq: bigint('seq', { mode: 'number' }).notNull(),
   data: bytea('data').notNull(),
 }, (t) => [primaryKey({ columns: [t.attachmentId, t.variant, t.seq] })]);

@@ -1,7 +1,7 @@
 CREATE TABLE "attachment_chunks" (
 	"attachment_id" text NOT NULL,
 	"variant" text NOT NULL,
-	"seq" integer NOT NULL,
+	"seq" bigint NOT NULL,
 	"data" "bytea" NOT NULL,
 	CONSTRAINT "attachment_chunks_attachment_id_variant_seq_pk" PRIMARY KEY("attachment_id","variant","seq")
 );
