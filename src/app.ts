@@ -42,6 +42,7 @@ import { workflowScriptRunner } from '../schema/plugin-gateway.js';
 import { createWebServer } from './web-static.js';
 import { createApiDocs } from './api-docs.js';
 import { createAttachmentHttp } from './attachment-http.js';
+import { referencedAttachments } from './domain/attachment-values.js';
 import { createLogger, logRequest, type Logger, type RequestState } from './log.js';
 import { createMetrics } from './metrics.js';
 import { chargeApplication, useApplicationLimits } from '../schema/application-limits.js';
@@ -109,6 +110,11 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   };
   pruneEvents();
   const eventPruning = setInterval(pruneEvents, 3_600_000).unref();
+  // Attachment files no record refers to, uploaded over an hour ago, are removed at start and hourly (contract 16).
+  const sweepFiles = () => void services.attachments.sweep((ids) => referencedAttachments(store, services.fields.loadFields, ids))
+    .catch((e) => log.error({ err: e }, 'sweeping attachment files failed'));
+  sweepFiles();
+  const fileSweeping = setInterval(sweepFiles, 3_600_000).unref();
   services.search.touchAll((await store.db.select({ id: store.schema.tables.id }).from(store.schema.tables)).map((t) => t.id));
 
   async function contextFor(request: Request, requestState: RequestState): Promise<Context> {
@@ -308,6 +314,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     async close() {
       stopRunUpkeep();
       clearInterval(eventPruning);
+      clearInterval(fileSweeping);
       await jobRunner.stop();
       await Promise.all([runner.stop(), deliveries.stop()]);
       await services.search.stop();

@@ -1,6 +1,7 @@
 // Attachments (contract 16): streamed uploads, record values with signed URLs, thumbnails, 403 on bad signatures, limits.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import sharp from 'sharp';
+import { referencedAttachments } from '../src/domain/attachment-values.js';
 import { makeApp, makeTable, type TestClient } from './helpers.js';
 
 let c: TestClient;
@@ -107,5 +108,25 @@ describe('attachments', () => {
     expect(taken.body.msg).toMatch(/someone else/);
     const bad = await c.request('POST', `/api/v1/tables/${tableId}/records`, { body: { fields: { Files: 'nope' } } });
     expect(bad.status).toBe(400);
+  });
+
+  it('sweeps files older than an hour that no record holds, and keeps the ones records hold', async () => {
+    const kept = (await upload('kept', 'kept.txt', 'text/plain')).body.data.id;
+    const loose = (await upload('loose', 'loose.txt', 'text/plain')).body.data.id;
+    const dropped = (await upload('dropped', 'dropped.txt', 'text/plain')).body.data.id;
+    const tableId = await makeTable(c, [{ name: 'Files', type: 'attachment' }]);
+    const made = await c.request('POST', `/api/v1/tables/${tableId}/records/batch`, { body: { action: 'create', records: [{ fields: { Files: [kept] } }, { fields: { Files: [dropped] } }] } });
+    const [holdsKept, holdsDropped] = made.body.data.items;
+    const url = holdsKept.fields.Files[0].url;
+    await c.request('DELETE', `/api/v1/tables/${tableId}/records/${holdsDropped.id}`);
+    const { services, store } = c.app;
+    const sweep = (nowMs: number) => services.attachments.sweep((ids) => referencedAttachments(store, services.fields.loadFields, ids), nowMs);
+    await sweep(Date.now()); // nothing is an hour old yet
+    expect(await services.attachments.load(loose)).toBeDefined();
+    await sweep(Date.now() + 2 * 3600_000);
+    expect(await services.attachments.load(loose)).toBeUndefined();
+    expect(await services.attachments.load(dropped)).toBeUndefined();
+    expect(await services.attachments.load(kept)).toBeDefined();
+    expect((await fetchUrl(url)).text).toBe('kept');
   });
 });

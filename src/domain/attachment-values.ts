@@ -1,6 +1,6 @@
 // Record writes naming attachments: one query per batch loads the uploads, checks the writer may use each, and stores their metadata.
-import { inArray } from 'drizzle-orm';
-import type { RowWrite, UnitOfWork } from '../db/store.js';
+import { eq, inArray } from 'drizzle-orm';
+import type { RowWrite, Store, UnitOfWork } from '../db/store.js';
 import { AppError } from '../errors.js';
 import type { FieldDef } from '../fields/field-type.js';
 import type { StoredAttachment } from '../fields/types/attachment.js';
@@ -54,4 +54,27 @@ export function heldIds(fields: FieldDef[], rows: Array<{ id: string; values: Re
     out.set(r.id, set);
   }
   return out;
+}
+
+/**
+ * Which of `candidates` something still refers to: the sweep removes the rest. Each source of references is one
+ * function here; today the records' attachment columns (read once per sweep, column by column).
+ * TRASH (wired at merge): deleted records wait in the `trash` table, whose JSON `payload` holds their stored values,
+ * attachment columns included; add a source that reads those payloads so their files stay while they are in the trash.
+ */
+export async function referencedAttachments(store: Store, loadFields: (uow: UnitOfWork, tableId: string) => Promise<FieldDef[]>, candidates: string[]): Promise<Set<string>> {
+  const wanted = new Set(candidates);
+  const held = new Set<string>();
+  if (!wanted.size) return held;
+  const f = store.schema.fields;
+  const rows = await store.db.select({ tableId: f.tableId, id: f.id }).from(f).where(eq(f.type, 'attachment'));
+  for (const { tableId, id } of rows) {
+    const field = (await loadFields(store, tableId)).find((x) => x.id === id);
+    if (!field) continue;
+    for (const { raw } of await store.records.readField(tableId, field)) {
+      if (typeof raw !== 'string') continue;
+      for (const a of JSON.parse(raw) as StoredAttachment[]) if (wanted.has(a.id)) held.add(a.id);
+    }
+  }
+  return held;
 }
