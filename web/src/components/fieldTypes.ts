@@ -54,7 +54,7 @@ export const FIELD_TYPE_LIST: Array<{ type: FieldTypeName; label: string; icon: 
   { type: 'url', label: 'URL', icon: '↗', hint: 'A web address' },
   { type: 'phone', label: 'Phone number', icon: '☏', hint: 'A phone number' },
   { type: 'rating', label: 'Rating', icon: '★', hint: 'Stars from 0 to a maximum' },
-  { type: 'attachment', label: 'Attachment', icon: '📎', hint: 'Files and images, with thumbnails' },
+  { type: 'attachment', label: 'Attachment', icon: '▣', hint: 'Files and images, with thumbnails' },
   { type: 'created_time', label: 'Created time', icon: '◷', hint: 'Set when the record is created' },
   { type: 'last_modified_time', label: 'Last modified time', icon: '◶', hint: 'Set when the record changes' },
   { type: 'autonumber', label: 'Autonumber', icon: '№', hint: 'A number counting up' },
