@@ -91,7 +91,22 @@ export function createAttachmentService(deps: Deps) {
     return row && { id: row.id, ownerId: row.ownerId, name: row.name, size: row.size, mimeType: row.mimeType, thumbnails: row.thumbnails as Thumbs };
   }
 
+  // URLs of the current minute's expiry, so repeated reads of the same records do not sign again (cleared each minute).
+  let cacheExp = 0;
+  const cache = new Map<string, string>();
   function signedUrl(id: string, variant: Variant, expS: number) {
+    if (expS !== cacheExp || cache.size > 100_000) {
+      cache.clear();
+      cacheExp = expS;
+    }
+    const key = `${id}:${variant}`;
+    const hit = cache.get(key);
+    if (hit) return hit;
+    const url = sign(id, variant, expS);
+    cache.set(key, url);
+    return url;
+  }
+  function sign(id: string, variant: Variant, expS: number) {
     const sig = signer.sign(['attachment', id, variant], expS);
     const v = variant === 'original' ? '' : `&variant=${variant}`;
     return `${config.publicUrl}/api/v1/attachments/${id}/content?exp=${expS}${v}&sig=${sig}`;
