@@ -41,7 +41,7 @@ import { sandboxStatus } from '../plugins-runtime/python/runner.js';
 import { workflowScriptRunner } from '../schema/plugin-gateway.js';
 import { createWebServer } from './web-static.js';
 import { createApiDocs } from './api-docs.js';
-import { createAttachmentHttp } from './attachment-http.js';
+import { ATTACHMENT_OPENAPI_PATHS, createAttachmentHttp } from './attachment-http.js';
 import { referencedAttachments } from './domain/attachment-values.js';
 import { createLogger, logRequest, type Logger, type RequestState } from './log.js';
 import { createMetrics } from './metrics.js';
@@ -193,7 +193,9 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     const have = await services.access.roleIn(ctx.actor, await services.access.baseOf(ref));
     if (!atLeast(have, role)) throw forbidden(`Importing needs the ${role} role in the base`);
   }
-  const openApiV1 = JSON.stringify(buildOpenApi(v1Routes, { title: 'Table Service API v1', version: config.version, serverUrl: config.publicUrl }));
+  const v1Document = buildOpenApi(v1Routes, { title: 'Table Service API v1', version: config.version, serverUrl: config.publicUrl });
+  Object.assign(v1Document.paths, ATTACHMENT_OPENAPI_PATHS);
+  const openApiV1 = JSON.stringify(v1Document);
   const openApiOpen = JSON.stringify(buildOpenApi(openApiRoutes, {
     title: 'Table Service Open API and OAuth', version: config.version, serverUrl: config.publicUrl, schemas: openSchemas,
   }));

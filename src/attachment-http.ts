@@ -67,3 +67,40 @@ export function createAttachmentHttp(o: { dataDir: string; maxBytes: number; att
     },
   };
 }
+
+const errorRef = { content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+/** The two routes in the v1 OpenAPI document (they are served here, outside the route table, to stream both ways). */
+export const ATTACHMENT_OPENAPI_PATHS: Record<string, Record<string, unknown>> = {
+  '/api/v1/attachments': {
+    post: {
+      operationId: 'uploadAttachment', tags: ['attachments'],
+      summary: 'Upload a file (multipart "file", streamed, up to ATTACHMENT_MAX_BYTES, default 100 MiB); name its id in an attachment field of a record write',
+      requestBody: { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', format: 'binary' } }, required: ['file'] } } } },
+      responses: {
+        201: {
+          description: 'Stored', content: { 'application/json': { schema: {
+            type: 'object', properties: { code: { type: 'integer' }, msg: { type: 'string' }, data: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, size: { type: 'integer' }, mime_type: { type: 'string' } }, required: ['id', 'name', 'size', 'mime_type'] } },
+          } } },
+        },
+        400: { description: 'No "file" part or a malformed body', ...errorRef }, 401: { description: 'Not signed in', ...errorRef },
+        403: { description: 'Not a user (applications cannot upload)', ...errorRef }, 413: { description: 'Larger than ATTACHMENT_MAX_BYTES', ...errorRef },
+      },
+    },
+  },
+  '/api/v1/attachments/{attachment_id}/content': {
+    get: {
+      operationId: 'downloadAttachment', tags: ['attachments'], security: [],
+      summary: 'The file (or a thumbnail, variant=small|large, as WebP) behind a signed URL from a record value, valid 1 h',
+      parameters: [
+        { name: 'attachment_id', in: 'path', required: true, schema: { type: 'string' } },
+        { name: 'exp', in: 'query', required: true, schema: { type: 'integer' } },
+        { name: 'sig', in: 'query', required: true, schema: { type: 'string' } },
+        { name: 'variant', in: 'query', required: false, schema: { type: 'string', enum: ['small', 'large'] } },
+      ],
+      responses: {
+        200: { description: 'The bytes, with their Content-Type, Content-Length and Content-Disposition', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+        403: { description: 'A changed or expired signature', ...errorRef }, 404: { description: 'No such attachment (removed)', ...errorRef },
+      },
+    },
+  },
+};
