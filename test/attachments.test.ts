@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import sharp from 'sharp';
 import { referencedAttachments } from '../src/domain/attachment-values.js';
+import { importFile, waitJob } from './import-helpers.js';
 import { makeApp, makeTable, type TestClient } from './helpers.js';
 
 let c: TestClient;
@@ -128,5 +129,18 @@ describe('attachments', () => {
     expect(await services.attachments.load(dropped)).toBeUndefined();
     expect(await services.attachments.load(kept)).toBeDefined();
     expect((await fetchUrl(url)).text).toBe('kept');
+  });
+
+  it('exports files as "name (url)" and skips attachment columns on import', async () => {
+    const up = await upload('data', 'a.txt', 'text/plain');
+    const tableId = await makeTable(c, [{ name: 'Name', type: 'text' }, { name: 'Files', type: 'attachment' }]);
+    await c.request('POST', `/api/v1/tables/${tableId}/records`, { body: { fields: { Name: 'x', Files: [up.body.data.id] } } });
+    const csv = await c.request('GET', `/api/v1/tables/${tableId}/export?format=csv`);
+    expect(csv.status).toBe(200);
+    expect(csv.text).toMatch(new RegExp(`^Name,Files\\r\\nx,a\\.txt \\(http://test\\.local/api/v1/attachments/${up.body.data.id}/content\\?exp=\\d+&sig=[\\w-]+\\)\\r\\n$`));
+    const job = await waitJob(c, (await importFile(c, `/api/v1/tables/${tableId}/import`, csv.text, 'back.csv')).body.data.job_id);
+    expect(job).toMatchObject({ status: 'succeeded', imported: 1, failed: 0 });
+    const list = await c.request('GET', `/api/v1/tables/${tableId}/records`);
+    expect(list.body.data.items.map((r: any) => [r.fields.Name, r.fields.Files?.length ?? null])).toEqual([['x', 1], ['x', null]]);
   });
 });
