@@ -112,6 +112,14 @@ export function createAttachmentService(deps: Deps) {
     return `${config.publicUrl}/api/v1/attachments/${id}/content?exp=${expS}${v}&sig=${sig}`;
   }
 
+  async function removeAll(ids: string[]) {
+    await store.transaction(async (tx) => {
+      await tx.db.delete(attachments).where(inArray(attachments.id, ids));
+      if (!onDisk) await tx.db.delete(attachmentChunks).where(inArray(attachmentChunks.attachmentId, ids));
+    });
+    if (onDisk) for (const id of ids) for (const v of ['original', 'small', 'large'] as const) fs.rmSync(diskPath(id, v), { force: true });
+  }
+
   return {
     load,
     /** Stores a spooled upload (`file` is moved or consumed) as a new attachment owned by `ownerId`; thumbnails made now. */
@@ -130,11 +138,19 @@ export function createAttachmentService(deps: Deps) {
           thumbnails = null; // bytes that look like an image but do not decode: kept as a file without thumbnails
         }
       }
-      for (const [variant, f] of made) await put(id, variant, f);
-      await put(id, 'original', file);
+      // The row first, so bytes are never stored without one (the sweep finds rows); nobody knows the id before the answer.
       await store.transaction(async (tx) => {
         await tx.db.insert(attachments).values({ id, ownerId, name: upload.name.slice(0, 255) || 'file', size: upload.size, mimeType, sha256: upload.sha256, thumbnails, createdAt: nowIso() });
       });
+      try {
+        for (const [variant, f] of made) await put(id, variant, f);
+        await put(id, 'original', file);
+      } catch (e) {
+        await removeAll([id]);
+        throw e;
+      } finally {
+        for (const [, f] of made) fs.rmSync(f, { force: true });
+      }
       return { id, name: upload.name.slice(0, 255) || 'file', size: upload.size, mimeType, thumbnails };
     },
     /** The API value of a stored attachment: signed URLs valid 1 h (one HMAC each, no database read). */
@@ -168,11 +184,7 @@ export function createAttachmentService(deps: Deps) {
       const held = await referenced(old.map((r) => r.id));
       const gone = old.map((r) => r.id).filter((id) => !held.has(id));
       if (!gone.length) return 0;
-      await store.transaction(async (tx) => {
-        await tx.db.delete(attachments).where(inArray(attachments.id, gone));
-        if (!onDisk) await tx.db.delete(attachmentChunks).where(inArray(attachmentChunks.attachmentId, gone));
-      });
-      if (onDisk) for (const id of gone) for (const v of ['original', 'small', 'large'] as const) fs.rmSync(diskPath(id, v), { force: true });
+      await removeAll(gone);
       return gone.length;
     },
   };
