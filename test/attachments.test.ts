@@ -143,4 +143,20 @@ describe('attachments', () => {
     const list = await c.request('GET', `/api/v1/tables/${tableId}/records`);
     expect(list.body.data.items.map((r: any) => [r.fields.Name, r.fields.Files?.length ?? null])).toEqual([['x', 1], ['x', null]]);
   });
+
+  it('lets another editor keep a file a record already holds and add their own, in an update', async () => {
+    const mine = (await upload('mine', 'mine.txt', 'text/plain')).body.data.id;
+    const editor = await c.user('editor');
+    const baseId = (await c.request('GET', '/api/v1/bases')).body.data.items[0].id;
+    expect((await c.request('PUT', `/api/v1/bases/${baseId}/members/${editor.id}`, { body: { role: 'editor' } })).status).toBe(200);
+    const tableId = await makeTable(c, [{ name: 'Files', type: 'attachment' }], { baseId });
+    const rec = (await c.request('POST', `/api/v1/tables/${tableId}/records`, { body: { fields: { Files: [mine] } } })).body.data;
+    const theirs = (await upload('theirs', 'theirs.txt', 'text/plain', editor.token)).body.data.id;
+    const kept = await c.request('PUT', `/api/v1/tables/${tableId}/records/${rec.id}`, { token: editor.token, body: { fields: { Files: [{ id: mine }, theirs] } } });
+    expect(kept.status, JSON.stringify(kept.body)).toBe(200);
+    expect(kept.body.data.fields.Files.map((f: any) => f.name)).toEqual(['mine.txt', 'theirs.txt']);
+    // But not into a new record: there the file is not theirs.
+    const copy = await c.request('POST', `/api/v1/tables/${tableId}/records`, { token: editor.token, body: { fields: { Files: [mine] } } });
+    expect(copy.status).toBe(400);
+  });
 });
