@@ -159,4 +159,16 @@ describe('attachments', () => {
     const copy = await c.request('POST', `/api/v1/tables/${tableId}/records`, { token: editor.token, body: { fields: { Files: [mine] } } });
     expect(copy.status).toBe(400);
   });
+
+  it('recognises WebP and GIF by their bytes and makes their thumbnails', async () => {
+    for (const [format, mime] of [['webp', 'image/webp'], ['gif', 'image/gif']] as const) {
+      const bytes = await sharp({ create: { width: 500, height: 250, channels: 3, background: '#123456' } }).toFormat(format).toBuffer();
+      const up = await upload(bytes, `x.${format}`, 'application/octet-stream');
+      expect(up.body.data.mime_type).toBe(mime);
+      const tableId = await makeTable(c, [{ name: 'F', type: 'attachment' }]);
+      const [v] = (await c.request('POST', `/api/v1/tables/${tableId}/records`, { body: { fields: { F: [up.body.data.id] } } })).body.data.fields.F;
+      expect(v.thumbnails.small).toMatchObject({ width: 200, height: 100 });
+      expect(v.thumbnails.large).toMatchObject({ width: 500, height: 250 });
+    }
+  });
 });
