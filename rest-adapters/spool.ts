@@ -18,6 +18,8 @@ export interface Spooled {
   options?: string;
   sha256: string;
   size: number;
+  /** The type the client gave the file part (attachments trust it only for non-images). */
+  mimeType?: string;
 }
 
 export interface Spool {
@@ -38,9 +40,8 @@ async function* bodyChunks(body: ReadableStream<Uint8Array>): AsyncGenerator<Uin
   }
 }
 
-const tooLarge = (max: number) => new AppError('PAYLOAD_TOO_LARGE', `The file is larger than IMPORT_MAX_BYTES (${max} bytes)`);
-
-export function createSpool(dir: string, maxBytes: number): Spool {
+export function createSpool(dir: string, maxBytes: number, limitName = 'IMPORT_MAX_BYTES'): Spool {
+  const tooLarge = (max: number) => new AppError('PAYLOAD_TOO_LARGE', `The file is larger than ${limitName} (${max} bytes)`);
   const newUpload = () => `upl_${Array.from(randomBytes(24), (b) => ALPHABET[b % 62]).join('')}`;
   const discard = (upload: string) => fs.rmSync(path.join(dir, upload), { force: true });
   return {
@@ -50,7 +51,7 @@ export function createSpool(dir: string, maxBytes: number): Spool {
       if (declared > maxBytes + 64 * 1024) throw tooLarge(maxBytes);
       const contentType = request.headers.get('content-type') ?? '';
       if (!/^multipart\/form-data/i.test(contentType) || !request.body) {
-        throw new AppError('BAD_REQUEST', 'The import needs a multipart/form-data body with a "file" part', { details: [{ field: 'file', message: 'required' }] });
+        throw new AppError('BAD_REQUEST', 'The upload needs a multipart/form-data body with a "file" part', { details: [{ field: 'file', message: 'required' }] });
       }
       const upload = newUpload();
       const file = path.join(dir, upload);
@@ -82,7 +83,7 @@ export function createSpool(dir: string, maxBytes: number): Spool {
           source.destroy(failure); // stop reading the rest of a body that is too large
         });
         writes.push(pipeline(stream, fs.createWriteStream(file)).then(() => {
-          found = { fileName: info.filename || 'import', sha256: hash.digest('hex'), size };
+          found = { fileName: info.filename || 'import', sha256: hash.digest('hex'), size, mimeType: info.mimeType };
         }, (e: Error) => {
           failure ??= e; // answered below; never left as an unhandled rejection
         }));

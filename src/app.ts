@@ -41,6 +41,8 @@ import { sandboxStatus } from '../plugins-runtime/python/runner.js';
 import { workflowScriptRunner } from '../schema/plugin-gateway.js';
 import { createWebServer } from './web-static.js';
 import { createApiDocs } from './api-docs.js';
+import { ATTACHMENT_OPENAPI_PATHS, createAttachmentHttp } from './attachment-http.js';
+import { referencedAttachments } from './domain/attachment-values.js';
 import { createLogger, logRequest, type Logger, type RequestState } from './log.js';
 import { createMetrics } from './metrics.js';
 import { chargeApplication, useApplicationLimits } from '../schema/application-limits.js';
@@ -109,6 +111,11 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   };
   pruneEvents();
   const eventPruning = setInterval(pruneEvents, 3_600_000).unref();
+  // Attachment files no record refers to, uploaded over an hour ago, are removed at start and hourly (contract 16).
+  const sweepFiles = () => void services.attachments.sweep((ids) => referencedAttachments(store, services.fields.loadFields, ids))
+    .catch((e) => log.error({ err: e }, 'sweeping attachment files failed'));
+  sweepFiles();
+  const fileSweeping = setInterval(sweepFiles, 3_600_000).unref();
   services.search.touchAll((await store.db.select({ id: store.schema.tables.id }).from(store.schema.tables)).map((t) => t.id));
 
   async function contextFor(request: Request, requestState: RequestState): Promise<Context> {
@@ -187,11 +194,17 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     const have = await services.access.roleIn(ctx.actor, await services.access.baseOf(ref));
     if (!atLeast(have, role)) throw forbidden(`Importing needs the ${role} role in the base`);
   }
-  const openApiV1 = JSON.stringify(buildOpenApi(v1Routes, { title: 'Table Service API v1', version: config.version, serverUrl: config.publicUrl }));
+  const v1Document = buildOpenApi(v1Routes, { title: 'Table Service API v1', version: config.version, serverUrl: config.publicUrl });
+  Object.assign(v1Document.paths, ATTACHMENT_OPENAPI_PATHS);
+  const openApiV1 = JSON.stringify(v1Document);
   const openApiOpen = JSON.stringify(buildOpenApi(openApiRoutes, {
     title: 'Table Service Open API and OAuth', version: config.version, serverUrl: config.publicUrl, schemas: openSchemas,
   }));
   const pluginServer = createPluginServer(services.plugins);
+  const attachmentHttp = createAttachmentHttp({
+    dataDir: config.dataDir, maxBytes: config.attachmentMaxBytes, attachments: services.attachments,
+    actorOf: async (request, state) => (await contextFor(request, state)).actor,
+  });
   const web = createWebServer();
   const docs = createApiDocs();
   const jsonDoc = (text: string, requestId: string) =>
@@ -247,6 +260,10 @@ export async function createApp(config: Config, options: AppOptions = {}) {
         return sandbox;
       }
     }
+    if (p.startsWith('/api/v1/attachments')) {
+      const answer = await attachmentHttp.handle(request, url, state);
+      if (answer) return answer;
+    }
     if (p.startsWith('/api/v1/') || p.startsWith('/api/auth/') || p.startsWith('/api/plugins') || p.startsWith('/api/share/')) return rest.handle(request, url, state, 'v1');
     if (p === '/api/oauth/token') return rest.handle(request, url, state, 'token');
     if (p.startsWith('/api/open/') || p.startsWith('/api/oauth/') || p.startsWith('/.well-known/')) return rest.handle(request, url, state, 'open');
@@ -300,6 +317,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     async close() {
       stopRunUpkeep();
       clearInterval(eventPruning);
+      clearInterval(fileSweeping);
       await jobRunner.stop();
       await Promise.all([runner.stop(), deliveries.stop()]);
       await services.search.stop();

@@ -49,6 +49,8 @@ export interface Config {
   webhookTimeoutMs: number;
   /** The largest import file (contract section 15: 413 beyond). */
   importMaxBytes: number;
+  /** The largest attachment upload (contract section 16: 413 beyond). */
+  attachmentMaxBytes: number;
 }
 
 /** A variable with a bad value: the start stops with this one line. */
@@ -63,7 +65,7 @@ export const VARIABLES = [
   'PORT', 'HOST', 'DATA_DIR', 'PUBLIC_URL', 'DATABASE_URL', 'ADMIN_EMAIL', 'ADMIN_PASSWORD', 'USER_TOKEN_TTL', 'SQLITE_SYNCHRONOUS',
   'LOG_LEVEL', 'METRICS_TOKEN', 'TRUST_PROXY', 'PLUGIN_PROXY_ALLOW_PRIVATE', 'PLUGIN_PROXY_TIMEOUT_MS', 'PLUGIN_PROXY_MAX_BYTES',
   'PLUGIN_PROXY_RATE_PER_MINUTE', 'TABLE_SANDBOX_PYTHON', 'TABLE_SANDBOX_DISABLE_BWRAP', 'WORKERS', 'WORKFLOW_LEASE_SECONDS',
-  'EVENT_LOG', 'EVENT_RETENTION_DAYS', 'TRASH_RETENTION_DAYS', 'HISTORY_RETENTION_DAYS', 'WEBHOOK_RETRY_SCHEDULE_MS', 'WEBHOOK_TIMEOUT_MS', 'IMPORT_MAX_BYTES',
+  'EVENT_LOG', 'EVENT_RETENTION_DAYS', 'TRASH_RETENTION_DAYS', 'HISTORY_RETENTION_DAYS', 'WEBHOOK_RETRY_SCHEDULE_MS', 'WEBHOOK_TIMEOUT_MS', 'IMPORT_MAX_BYTES', 'ATTACHMENT_MAX_BYTES',
 ] as const;
 
 /**
@@ -197,5 +199,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, version = '0.0.
     webhookRetryScheduleMs: delays(env, 'WEBHOOK_RETRY_SCHEDULE_MS', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 1024 ** 3, 1),
+    attachmentMaxBytes: integer(env, 'ATTACHMENT_MAX_BYTES', 100 * 1024 ** 2, 1),
   };
 }

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-export type IdPrefix = 'usr' | 'bse' | 'tbl' | 'fld' | 'rec' | 'wfl' | 'run' | 'stp' | 'aud' | 'evt' | 'whk' | 'dlv' | 'job' | 'viw';
+export type IdPrefix = 'usr' | 'bse' | 'tbl' | 'fld' | 'rec' | 'wfl' | 'run' | 'stp' | 'aud' | 'evt' | 'whk' | 'dlv' | 'job' | 'viw' | 'att';
 
 // Random bytes are drawn in blocks: one system call per 256 ids instead of one per id (batch writes make thousands).
 const POOL_SIZE = 4096;

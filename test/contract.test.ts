@@ -176,8 +176,9 @@ describe('the field-type registry', () => {
   const but = (...out: FieldTypeName[]) => ALL.filter((t) => !out.includes(t));
   const TEXTS: FieldTypeName[] = ['text', 'long_text', 'email', 'url', 'phone'];
   const CONTRACT: Record<Operator, FieldTypeName[]> = {
-    eq: but('multi_select', 'link'),
-    neq: but('multi_select', 'link'),
+    // attachment (section 16) is not in section 4's table: a list of files filters only by being empty or not.
+    eq: but('multi_select', 'link', 'attachment'),
+    neq: but('multi_select', 'link', 'attachment'),
     gt: ['number', 'rating', 'autonumber', 'date', 'created_time', 'last_modified_time', ...TEXTS],
     gte: ['number', 'rating', 'autonumber', 'date', 'created_time', 'last_modified_time', ...TEXTS],
     lt: ['number', 'rating', 'autonumber', 'date', 'created_time', 'last_modified_time', ...TEXTS],
@@ -195,9 +196,9 @@ describe('the field-type registry', () => {
     is_not_empty: ALL,
   };
 
-  it('lists the sixteen types of section 4 and the four computed types of section 12', () => {
+  it('lists the sixteen types of section 4, the four computed types of section 12 and attachment (section 16)', () => {
     expect([...FIELD_TYPE_NAMES].sort()).toEqual([
-      'autonumber', 'checkbox', 'count', 'created_time', 'date', 'email', 'formula', 'last_modified_time', 'link', 'long_text', 'lookup',
+      'attachment', 'autonumber', 'checkbox', 'count', 'created_time', 'date', 'email', 'formula', 'last_modified_time', 'link', 'long_text', 'lookup',
       'multi_select', 'number', 'phone', 'rating', 'rollup', 'single_select', 'text', 'url', 'user',
     ]);
     expect(new Set(FIELD_TYPE_NAMES).size).toBe(FIELD_TYPE_NAMES.length);

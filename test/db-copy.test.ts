@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
 import { readConfig } from '../src/config.js';
@@ -82,6 +83,13 @@ describe.runIf(ENGINE === 'postgres')('db:copy from SQLite to PostgreSQL', () =>
     const revoked = await issue();
     await source.request('POST', `/api/oauth/apps/${apps.body.data.id}/tokens/revoke`, { body: { jti: JSON.parse(Buffer.from(revoked.split('.')[1], 'base64url').toString()).jti } });
 
+    // An attachment: its file moves from DATA_DIR/files into PostgreSQL chunks, and its signed URLs stay valid.
+    const form = new FormData();
+    form.set('file', new Blob([new Uint8Array(await sharp({ create: { width: 400, height: 300, channels: 3, background: '#336699' } }).png().toBuffer())], { type: 'image/png' }), 'copied.png');
+    const upload = await source.request('POST', '/api/v1/attachments', { raw: form });
+    const files = await makeTable(source, [{ name: 'Files', type: 'attachment' }]);
+    const withFile = await source.request('POST', `/api/v1/tables/${files}/records`, { body: { fields: { Files: [upload.body.data.id] } } });
+    seen.attachment = { value: withFile.body.data.fields.Files[0], bytes: Buffer.from(await (await source.app.fetch(new Request(withFile.body.data.fields.Files[0].url))).arrayBuffer()) };
     Object.assign(seen, { t, other, appToken, revoked, adminToken: source.adminToken });
     const baseId = apps.body.data.allowed_bases[0];
     // A webhook (disabled: nothing is sent) and the event log move too.
@@ -122,7 +130,7 @@ describe.runIf(ENGINE === 'postgres')('db:copy from SQLite to PostgreSQL', () =>
 
   it('shows its progress and what it copied', () => {
     expect(seen.stderr).toMatch(/100%/);
-    expect(seen.stderr).toMatch(/Copied [\d,]+ rows and 2 user tables/);
+    expect(seen.stderr).toMatch(/Copied [\d,]+ rows and 3 user tables/);
   });
 
   it('answers the same reads with the same ids, and tokens made before the copy stay valid', async () => {
@@ -136,6 +144,15 @@ describe.runIf(ENGINE === 'postgres')('db:copy from SQLite to PostgreSQL', () =>
     const openBase = async (token: string) => (await call(copied!, 'GET', '/api/open/v1/bases', token)).status;
     expect(await openBase(seen.appToken as string)).toBe(200);
     expect(await openBase(seen.revoked as string)).toBe(401);
+  });
+
+  it('serves the copied attachment and its thumbnail from PostgreSQL', async () => {
+    const { value, bytes } = seen.attachment as { value: any; bytes: Buffer };
+    const file = await copied!.fetch(new Request(value.url));
+    expect(file.status).toBe(200);
+    expect(Buffer.from(await file.arrayBuffer()).equals(bytes)).toBe(true);
+    const thumb = await copied!.fetch(new Request(value.thumbnails.small.url));
+    expect((await sharp(Buffer.from(await thumb.arrayBuffer())).metadata()).width).toBe(200);
   });
 
   it('goes on numbering records after the copied ones', async () => {

@@ -34,7 +34,7 @@ const TABLES: Array<{ table: PgTable; insertionOrder?: boolean }> = [
   { table: pgSchema.plugins }, { table: pgSchema.pluginVersions }, { table: pgSchema.pluginFiles }, { table: pgSchema.pluginConfigs },
   { table: pgSchema.pluginInstallations }, { table: pgSchema.pluginStorage }, { table: pgSchema.pluginRuns, insertionOrder: true },
   { table: pgSchema.events }, { table: pgSchema.idempotencyKeys }, { table: pgSchema.webhooks }, { table: pgSchema.webhookDeliveries },
-  { table: pgSchema.jobs, insertionOrder: true }, { table: pgSchema.views }, { table: pgSchema.trash },
+  { table: pgSchema.jobs, insertionOrder: true }, { table: pgSchema.views }, { table: pgSchema.trash }, { table: pgSchema.attachments },
 ];
 /**
  * The service's tables that are not copied: the search index is rebuilt from the records by the server's background
@@ -43,7 +43,7 @@ const TABLES: Array<{ table: PgTable; insertionOrder?: boolean }> = [
 export const NOT_COPIED = ['search_state', 'search_dirty', 'service_keys', 'rate_hits', 'login_failures'];
 /** Every table of the PostgreSQL schema: each must be copied or named in NOT_COPIED (a test checks). */
 export const SERVICE_TABLES = (Object.values(pgSchema) as unknown[]).filter((v): v is PgTable => is(v, PgTable)).map((t) => getTableConfig(t).name);
-export const COPIED_TABLES = TABLES.map((t) => getTableConfig(t.table).name);
+export const COPIED_TABLES = [...TABLES.map((t) => getTableConfig(t.table).name), 'attachment_chunks'];
 /** Where the SQLite installation keeps its secrets (sqlite-store.ts), and their names in `service_keys`. */
 const SECRET_FILES = { 'signing-key': 'signing-key.json', 'url-signing-key': 'url-signing.key' } as const;
 const BATCH = 500;
@@ -149,8 +149,9 @@ export async function copyToPostgres(opts: { sqliteFile: string; targetUrl: stri
       }
     }
 
-    // The secrets, so tokens and signed URLs made before the copy stay valid.
     const dataDir = path.dirname(opts.sqliteFile);
+    await copyAttachmentFiles(client, source, path.join(dataDir, 'files'), (what) => report(what));
+    // The secrets, so tokens and signed URLs made before the copy stay valid.
     for (const [name, file] of Object.entries(SECRET_FILES)) {
       const full = path.join(dataDir, file);
       if (!fs.existsSync(full)) continue;
@@ -166,6 +167,25 @@ export async function copyToPostgres(opts: { sqliteFile: string; targetUrl: stri
     client.release();
     await store.close();
     source.close();
+  }
+}
+
+/**
+ * Moves the attachment files of DATA_DIR/files into `attachment_chunks`, 1 MiB per row read from the file as a stream
+ * (a file is never whole in memory), so the PostgreSQL installation serves every file the SQLite one did.
+ */
+async function copyAttachmentFiles(client: pg.PoolClient, source: Database.Database, dir: string, report: (what: string) => void) {
+  const ids = (source.prepare('SELECT id, thumbnails FROM attachments ORDER BY rowid').all() as Array<{ id: string; thumbnails: string | null }>);
+  for (const a of ids) {
+    for (const variant of a.thumbnails ? ['original', 'small', 'large'] : ['original']) {
+      const file = path.join(dir, variant === 'original' ? a.id : `${a.id}.${variant}`);
+      if (!fs.existsSync(file)) continue;
+      let seq = 0;
+      for await (const chunk of fs.createReadStream(file, { highWaterMark: 1 << 20 })) {
+        await client.query('INSERT INTO attachment_chunks (attachment_id, variant, seq, data) VALUES ($1, $2, $3, $4)', [a.id, variant, seq++, chunk]);
+      }
+    }
+    report(`attachment ${a.id}`);
   }
 }
 

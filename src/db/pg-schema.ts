@@ -393,3 +393,26 @@ export const trash = pgTable('trash', {
   deletedBy: text('deleted_by'),
   expiresAt: text('expires_at').notNull(),
 }, (t) => [index('trash_base_deleted').on(t.baseId, t.deletedAt), index('trash_expires').on(t.expiresAt)]);
+
+/** Uploaded attachment files (contract 16): the bytes live in `attachment_chunks`, so every process serves every file. */
+export const attachments = pgTable('attachments', {
+  id: text('id').primaryKey(),
+  /** The uploader: only they may name the attachment in a record write (until a record holds it). */
+  ownerId: text('owner_id').notNull(),
+  name: text('name').notNull(),
+  size: bigint('size', { mode: 'number' }).notNull(),
+  mimeType: text('mime_type').notNull(),
+  sha256: text('sha256').notNull(),
+  /** `{small:{width,height},large:{width,height}}` for images, else null. */
+  thumbnails: json('thumbnails').$type<Record<string, { width: number; height: number }> | null>(),
+  createdAt: text('created_at').notNull(),
+}, (t) => [index('attachments_created_at').on(t.createdAt)]);
+
+/** The bytes of a file and its thumbnails in ~1 MiB chunks, written and read one chunk at a time. */
+export const attachmentChunks = pgTable('attachment_chunks', {
+  attachmentId: text('attachment_id').notNull(),
+  /** `original`, `small` or `large`. */
+  variant: text('variant').notNull(),
+  seq: bigint('seq', { mode: 'number' }).notNull(),
+  data: bytea('data').notNull(),
+}, (t) => [primaryKey({ columns: [t.attachmentId, t.variant, t.seq] })]);

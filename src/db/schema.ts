@@ -348,3 +348,26 @@ export const trash = sqliteTable('trash', {
   deletedBy: text('deleted_by'),
   expiresAt: text('expires_at').notNull(),
 }, (t) => [index('trash_base_deleted').on(t.baseId, t.deletedAt), index('trash_expires').on(t.expiresAt)]);
+
+/** Uploaded attachment files (contract 16): the bytes live in DATA_DIR/files (SQLite) or `attachment_chunks` (PostgreSQL). */
+export const attachments = sqliteTable('attachments', {
+  id: text('id').primaryKey(),
+  /** The uploader: only they may name the attachment in a record write (until a record holds it). */
+  ownerId: text('owner_id').notNull(),
+  name: text('name').notNull(),
+  size: integer('size').notNull(),
+  mimeType: text('mime_type').notNull(),
+  sha256: text('sha256').notNull(),
+  /** `{small:{width,height},large:{width,height}}` for images, else null. */
+  thumbnails: text('thumbnails', { mode: 'json' }).$type<Record<string, { width: number; height: number }> | null>(),
+  createdAt: text('created_at').notNull(),
+}, (t) => [index('attachments_created_at').on(t.createdAt)]);
+
+/** The bytes of a file and its thumbnails in ~1 MiB chunks; only PostgreSQL uses it (SQLite keeps files on disk). */
+export const attachmentChunks = sqliteTable('attachment_chunks', {
+  attachmentId: text('attachment_id').notNull(),
+  /** `original`, `small` or `large`. */
+  variant: text('variant').notNull(),
+  seq: integer('seq').notNull(),
+  data: blob('data', { mode: 'buffer' }).notNull(),
+}, (t) => [primaryKey({ columns: [t.attachmentId, t.variant, t.seq] })]);

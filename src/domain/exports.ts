@@ -94,6 +94,8 @@ export function createExportService({ store }: Deps, o: { tables: TableService; 
       yield rows.map((r) => fields.map((f) => {
         const v = apiValue(f, r);
         if (f.type === 'link') return textOf(((v as string[] | null) ?? []).map((id) => links.get(f.id)!.get(id) ?? id));
+        // Files as "name (url)": the URLs are signed and expire after an hour, like the API's.
+        if (f.type === 'attachment') return textOf(((v as Array<{ name: string; url: string }> | null) ?? []).map((x) => `${x.name} (${x.url})`));
         return typed && (typeof v === 'number' || typeof v === 'boolean') ? v : textOf(v);
       }));
     }

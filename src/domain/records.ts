@@ -10,6 +10,7 @@ import type { RowError } from './jobs.js';
 import type { FieldService } from './fields.js';
 import { pageArgs, type Page } from './pagination.js';
 import { apiValue, type ApiRecord } from './record-values.js';
+import { heldIds, resolveAttachments } from './attachment-values.js';
 import type { ComputedChanges, ComputedEngine } from './computed/recompute.js';
 import { recordEvents, type EventLog } from './events.js';
 import { fieldResolver, parseFilter, parseSort } from './record-query.js';
@@ -183,6 +184,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       const links = new Map();
       const rows: RowWrite[] = items.map((item, i) => ({ id: newId('rec'), values: prepare(fields, resolve, ctx, item, 'create', single ? undefined : i, links) }));
       await checkLinks(tx, links);
+      await resolveAttachments(tx, store.schema, actor, fields, rows, single);
       await tx.records.insert(tableId, fields, rows, nowIso(), actor?.id ?? null);
       tx.afterCommit(() => search.touch(tableId));
       const ids = rows.map((r) => r.id);
@@ -219,6 +221,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
         if (!found.has(r.id)) throw itemError('NOT_FOUND', single ? undefined : i, `record ${r.id} not found in table ${tableId}`, 'id');
       });
       await checkLinks(tx, links);
+      await resolveAttachments(tx, store.schema, actor, fields, rows, single, async (held) => heldIds(fields, await tx.records.getMany(tableId, fields, held)));
       const ids = rows.map((r) => r.id);
       const before = events.enabled || listeners.some((l) => l.wantsBefore(tableId))
         ? new Map((await tx.records.getMany(tableId, fields, ids)).map((r) => [r.id, toApi(fields, r)]))

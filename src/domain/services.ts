@@ -12,6 +12,8 @@ import { createEventLog } from './events.js';
 import { createExportService } from './exports.js';
 import { createImportService } from './imports/index.js';
 import { createJobService } from './jobs.js';
+import { createAttachmentService } from './attachments.js';
+import { attachmentUrls } from '../fields/types/attachment.js';
 import { createFieldService } from './fields.js';
 import { createIdempotency } from './idempotency.js';
 import { createOpenApiService } from './open-api.js';
@@ -58,7 +60,10 @@ export function createServices(deps: Deps, opts: { throttle?: LoginThrottle } = 
   const shares = createShareService(deps, { views, records, fields });
   const webhookQueue = createDeliveryQueue(deps, events);
   const webhooks = createWebhookService(deps, webhookQueue);
-  return { views, shares, trash, jobs, imports, exports, deps, webhooks, webhookQueue, keys: deps.keys, activity, idempotency, search, computed, events, access, users, auth, audit, apps, appLimits, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
+  const attachments = createAttachmentService(deps);
+  // Field types have no dependencies: the attachment type signs its URLs with this process's key through this hook.
+  attachmentUrls.value = (stored) => attachments.apiValue(stored as Parameters<typeof attachments.apiValue>[0]);
+  return { attachments, views, shares, trash, jobs, imports, exports, deps, webhooks, webhookQueue, keys: deps.keys, activity, idempotency, search, computed, events, access, users, auth, audit, apps, appLimits, bases, fields, tables, records, openApi, workflows, plugins, pluginRuns: createPluginRunService(deps, plugins) };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -3,7 +3,7 @@
 export const FIELD_TYPE_NAMES = [
   'text', 'long_text', 'number', 'date', 'single_select', 'multi_select', 'checkbox', 'user', 'link',
   'email', 'url', 'phone', 'rating', 'created_time', 'last_modified_time', 'autonumber',
-  'formula', 'lookup', 'rollup', 'count',
+  'formula', 'lookup', 'rollup', 'count', 'attachment',
 ] as const;
 export type FieldTypeName = (typeof FIELD_TYPE_NAMES)[number];
 

@@ -1,6 +1,7 @@
 // The registry of field types; `satisfies` makes a missing type a compile error.
 import type { FieldDef, FieldType, FieldTypeName } from './field-type.js';
 import { count, formula, lookup, rollup } from './types/computed.js';
+import { attachment } from './types/attachment.js';
 import { autonumber } from './types/autonumber.js';
 import { checkbox } from './types/checkbox.js';
 import { createdTime } from './types/created-time.js';
@@ -21,7 +22,7 @@ import { user } from './types/user.js';
 export const FIELD_TYPES = {
   text, long_text: longText, number, date, single_select: singleSelect, multi_select: multiSelect, checkbox,
   user, link, email, url, phone, rating, created_time: createdTime, last_modified_time: lastModifiedTime, autonumber,
-  formula, lookup, rollup, count,
+  formula, lookup, rollup, count, attachment,
 } satisfies Record<FieldTypeName, FieldType>;
 
 export function fieldType(name: FieldTypeName): FieldType {

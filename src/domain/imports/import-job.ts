@@ -102,7 +102,8 @@ export function createImporter(o: { dataDir: string; records: RecordService; fie
     if (!mapping) {
       return columns.flatMap((column, index) => {
         const f = fields.find((x) => x.name === column);
-        return f && !typeOfField(f).readOnly ? [{ index, column, fieldId: f.id }] : [];
+        // Attachment columns are skipped: a file cannot come from a cell (an export writes names and expiring URLs).
+        return f && !typeOfField(f).readOnly && f.type !== 'attachment' ? [{ index, column, fieldId: f.id }] : [];
       });
     }
     const out: NonNullable<ImportInput['targets']> = [];
@@ -114,6 +115,7 @@ export function createImporter(o: { dataDir: string; records: RecordService; fie
       const f = typeof target === 'string' ? resolve(target) : undefined;
       if (!f) throw badRequest(`${where}: unknown field ${JSON.stringify(target)}`, [{ field: where, message: 'unknown field' }]);
       if (typeOfField(f).readOnly) throw badRequest(`${where}: field "${f.name}" is read-only (${f.type})`, [{ field: where, message: 'read-only field' }]);
+      if (f.type === 'attachment') throw badRequest(`${where}: field "${f.name}" holds files, which an import cannot fill`, [{ field: where, message: 'attachment field' }]);
       out.push({ index, column, fieldId: f.id });
     }
     return out;

@@ -6,7 +6,7 @@ import { linkLabels } from './linkLabels';
 export type FieldTypeName =
   | 'text' | 'long_text' | 'number' | 'date' | 'single_select' | 'multi_select' | 'checkbox' | 'user' | 'link'
   | 'email' | 'url' | 'phone' | 'rating' | 'created_time' | 'last_modified_time' | 'autonumber'
-  | 'formula' | 'lookup' | 'rollup' | 'count';
+  | 'formula' | 'lookup' | 'rollup' | 'count' | 'attachment';
 
 /** What a formula or rollup evaluates to (`config.result_type`, set by the server). */
 export type ResultType = 'number' | 'text' | 'boolean' | 'date';
@@ -54,6 +54,7 @@ export const FIELD_TYPE_LIST: Array<{ type: FieldTypeName; label: string; icon: 
   { type: 'url', label: 'URL', icon: '↗', hint: 'A web address' },
   { type: 'phone', label: 'Phone number', icon: '☏', hint: 'A phone number' },
   { type: 'rating', label: 'Rating', icon: '★', hint: 'Stars from 0 to a maximum' },
+  { type: 'attachment', label: 'Attachment', icon: '▣', hint: 'Files and images, with thumbnails' },
   { type: 'created_time', label: 'Created time', icon: '◷', hint: 'Set when the record is created' },
   { type: 'last_modified_time', label: 'Last modified time', icon: '◶', hint: 'Set when the record changes' },
   { type: 'autonumber', label: 'Autonumber', icon: '№', hint: 'A number counting up' },
@@ -73,7 +74,7 @@ export const isComputed = (f: Pick<FieldDef, 'type'>) => COMPUTED_TYPES.has(f.ty
 export const READ_ONLY_TYPES = new Set<FieldTypeName>(['created_time', 'last_modified_time', 'autonumber', ...COMPUTED_TYPES]);
 export const isReadOnly = (f: Pick<FieldDef, 'type'>) => READ_ONLY_TYPES.has(f.type);
 /** Types whose values can be sorted (the server refuses sorting a link; computed fields sort by their result). */
-export const isSortable = (f: FieldDef) => f.type !== 'link';
+export const isSortable = (f: FieldDef) => f.type !== 'link' && f.type !== 'attachment';
 
 const RESULT_AS: Record<ResultType, FieldTypeName> = { number: 'number', text: 'text', boolean: 'checkbox', date: 'date' };
 /** A formula's or rollup's result type (a rollup without one is a number, as on the server). */
@@ -109,6 +110,7 @@ const ONLY_SETS: FieldTypeName[] = ['multi_select', 'link', 'lookup'];
  * a number formula, rollup or count filters like a number, a lookup like a set.
  */
 export function operatorsFor(type: FieldTypeName): Operator[] {
+  if (type === 'attachment') return ['is_empty', 'is_not_empty'];
   const ops: Operator[] = [];
   if (!ONLY_SETS.includes(type)) ops.push('eq', 'neq');
   if (TEXTY.includes(type)) ops.push('contains', 'not_contains', 'starts_with', 'ends_with');

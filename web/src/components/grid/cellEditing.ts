@@ -52,6 +52,7 @@ export function useCellEditing(props: EditableGridData, scroller: Ref<HTMLElemen
     const f = props.fields[a.c];
     if (!row || !f || !editable(f)) return;
     errors.delete(cellKey(row.id, f.id));
+    if (f.type === 'attachment') return; // its cell holds its own controls: pick, drop, preview
     if (f.type === 'checkbox') {
       write(row, f, !row.fields[f.name]);
       return;
