@@ -111,7 +111,7 @@ describe('attachments', () => {
     expect(bad.status).toBe(400);
   });
 
-  it('sweeps files older than an hour that no record holds, and keeps the ones records hold', async () => {
+  it('sweeps files older than an hour that no record holds, and keeps the ones records or the trash hold', async () => {
     const kept = (await upload('kept', 'kept.txt', 'text/plain')).body.data.id;
     const loose = (await upload('loose', 'loose.txt', 'text/plain')).body.data.id;
     const dropped = (await upload('dropped', 'dropped.txt', 'text/plain')).body.data.id;
@@ -126,6 +126,12 @@ describe('attachments', () => {
     expect(await services.attachments.load(loose)).toBeDefined();
     await sweep(Date.now() + 2 * 3600_000);
     expect(await services.attachments.load(loose)).toBeUndefined();
+    // The deleted record waits in the trash (contract section 16), so its file stays until the entry is purged.
+    expect(await services.attachments.load(dropped)).toBeDefined();
+    const baseId = (await c.request('GET', `/api/v1/tables/${tableId}`)).body.data.base_id;
+    const entry = (await c.request('GET', `/api/v1/bases/${baseId}/trash`)).body.data.find((e: any) => e.table_id === tableId && e.type === 'record');
+    expect((await c.request('DELETE', `/api/v1/trash/${entry.id}`)).status).toBeLessThan(300);
+    await sweep(Date.now() + 2 * 3600_000);
     expect(await services.attachments.load(dropped)).toBeUndefined();
     expect(await services.attachments.load(kept)).toBeDefined();
     expect((await fetchUrl(url)).text).toBe('kept');

@@ -231,35 +231,8 @@ export const pluginRuns = pgTable('plugin_runs', {
   logs: json('logs').$type<string[]>().notNull(),
 }, (t) => [index('plugin_runs_plugin').on(t.pluginId, t.baseId)]);
 
-// ---- PostgreSQL only: no SQLite twin (test/schema-parity.test.ts lists these as exceptions). ----
-
-/**
- * The service's keys (the token signing key pair, the URL-signing key), which on SQLite are files in DATA_DIR: with
- * DATABASE_URL the database is the only state, so several processes and a restore share the same keys.
- */
-export const serviceKeys = pgTable('service_keys', {
-  name: text('name').primaryKey(),
-  value: text('value').notNull(),
-  createdAt: text('created_at').notNull(),
-});
-
-// Rate limits and login failures, which on SQLite the one process keeps in memory, are shared here by every process
-// serving the database (src/db/pg-limits.ts); rows past their window are swept. The rate_limit_charge function that
-// reads and writes rate_hits is created by hand in migration 0001 (drizzle-kit does not manage functions).
-
-/** Accepted requests per rate-limit key, for exact sliding windows: `n` requests at `at_ms` (ms since the epoch). */
-export const rateHits = pgTable('rate_hits', {
-  key: text('key').notNull(),
-  atMs: bigint('at_ms', { mode: 'number' }).notNull(),
-  n: bigint('n', { mode: 'number' }).notNull(),
-}, (t) => [primaryKey({ columns: [t.key, t.atMs] })]);
-
-/** Failed logins per throttle key (`email:...`, `address:...`): how many within the window and when the last was. */
-export const loginFailures = pgTable('login_failures', {
-  key: text('key').primaryKey(),
-  count: bigint('count', { mode: 'number' }).notNull(),
-  lastMs: bigint('last_ms', { mode: 'number' }).notNull(),
-});
+// PostgreSQL only, with no SQLite twin: the keys, rate limits and login failures (pg-only-schema.ts).
+export * from './pg-only-schema.js';
 
 /**
  * The event log (contract section 14): every change to records, fields, tables and views, written in the transaction of
