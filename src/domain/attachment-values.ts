@@ -1,5 +1,5 @@
 // Record writes naming attachments: one query per batch loads the uploads, checks the writer may use each, and stores their metadata.
-import { eq, inArray } from 'drizzle-orm';
+import { eq, inArray, like } from 'drizzle-orm';
 import type { RowWrite, Store, UnitOfWork } from '../db/store.js';
 import { AppError } from '../errors.js';
 import type { FieldDef } from '../fields/field-type.js';
@@ -75,9 +75,11 @@ export async function referencedAttachments(store: Store, loadFields: (uow: Unit
       for (const a of JSON.parse(raw) as StoredAttachment[]) if (wanted.has(a.id)) held.add(a.id);
     }
   }
-  // An id is random text: finding it in a payload means the payload holds it (at worst a file is kept a while longer).
-  for (const { payload } of await store.db.select({ payload: store.schema.trash.payload }).from(store.schema.trash)) {
-    for (const id of wanted) if (!held.has(id) && payload.includes(id)) held.add(id);
+  // An id is random alphanumeric text, so finding it in a payload means the payload holds it. The database searches, so a
+  // deleted table's payload (every record of it) never comes into memory; few files are candidates in one sweep.
+  const { trash } = store.schema;
+  for (const id of wanted) {
+    if (!held.has(id) && (await store.db.select({ id: trash.id }).from(trash).where(like(trash.payload, `%${id}%`)).limit(1)).length) held.add(id);
   }
   return held;
 }
