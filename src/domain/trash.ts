@@ -105,7 +105,9 @@ export function createTrash(deps: Deps, tables: TableService, fieldService: Fiel
     /** A base's trash, newest first; `all` false shows records only (editors). */
     async list(baseId: string, all: boolean): Promise<ApiTrashItem[]> {
       const where = all ? eq(trash.baseId, baseId) : and(eq(trash.baseId, baseId), eq(trash.type, 'record'));
-      const rows = await store.db.select().from(trash).where(where).orderBy(desc(trash.deletedAt), desc(trash.id));
+      // Not the payloads: a deleted table's holds every record it had.
+      const rows = await store.db.select({ id: trash.id, type: trash.type, name: trash.name, tableId: trash.tableId, deletedAt: trash.deletedAt, deletedBy: trash.deletedBy })
+        .from(trash).where(where).orderBy(desc(trash.deletedAt), desc(trash.id));
       return rows.map((r) => ({ id: r.id, type: r.type as ApiTrashItem['type'], name: r.name, table_id: r.tableId, deleted_at: r.deletedAt, deleted_by: r.deletedBy }));
     },
 
