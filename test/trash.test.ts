@@ -164,11 +164,15 @@ describe('trash', () => {
     ];
     const before = await read();
     expect(before).toHaveLength(1000);
+    // Another table links to it: that link field goes with the table and comes back with its values.
+    const refs = await makeTable(c, [{ name: 'Title', type: 'text' }, { name: 'Big ref', type: 'link', config: { table_id: t } }], { baseId, name: 'Refs' });
+    const ref = await create(refs, { Title: 'r', 'Big ref': [before[0].id, before[999].id] });
     const fieldsBefore = ok<any>(await c.request('GET', `/api/v1/tables/${t}/fields`)).items;
     const started = performance.now();
     ok(await c.request('DELETE', `/api/v1/tables/${t}`));
     console.log(`deleting a table of 1,000 records into the trash: ${(performance.now() - started).toFixed(0)} ms`);
     expect((await c.request('GET', `/api/v1/tables/${t}`)).status).toBe(404);
+    expect(ok(await get(refs, ref.id)).fields).toEqual({ Title: 'r' });
     const entry = (await trashList()).find((e) => e.type === 'table' && e.name === 'Big');
     expect(entry).toMatchObject({ table_id: t });
     const editor = await c.user('Ted');
@@ -183,6 +187,34 @@ describe('trash', () => {
     expect(ok<any>(await c.request('GET', `/api/v1/tables/${t}`)).name).toBe('Big');
     expect(ok<any>(await c.request('GET', `/api/v1/tables/${t}/fields`)).items).toEqual(fieldsBefore);
     expect(await read()).toEqual(before);
+    expect(ok(await get(refs, ref.id)).fields['Big ref']).toEqual([before[0].id, before[999].id]);
+  });
+
+  it('a restore is announced as a creation: record_created workflows run, events show the record and its holders\' links', async () => {
+    const t = await makeTable(c, [{ name: 'Name', type: 'text' }, { name: 'Seen', type: 'checkbox' }], { baseId, name: 'Watched' });
+    const holders = await makeTable(c, [{ name: 'Title', type: 'text' }, { name: 'Ref', type: 'link', config: { table_id: t } }], { baseId, name: 'Holders' });
+    const wf = ok<any>(await c.request('POST', '/api/v1/workflows', {
+      body: { name: 'mark', table_id: t, trigger: { type: 'record_created', config: {} }, nodes: [{ id: 'mark', type: 'update_record', config: { fields: { Seen: true } } }] },
+    }), 201);
+    const r = await create(t, { Name: 'w' });
+    const h = await create(holders, { Title: 'h', Ref: [r.id] });
+    const runs = async () => {
+      await c.app.runner.idle();
+      return ok<any>(await c.request('GET', `/api/v1/workflows/${wf.id}/logs?page_size=100`)).total as number;
+    };
+    expect(await runs()).toBe(1);
+    ok(await c.request('PUT', `/api/v1/tables/${t}/records/${r.id}`, { body: { fields: { Seen: false } } }));
+    ok(await c.request('DELETE', `/api/v1/tables/${t}/records/${r.id}`));
+    const entry = (await trashList()).find((e) => e.table_id === t && e.name === 'w');
+    ok(await c.request('POST', `/api/v1/trash/${entry.id}/restore`));
+    expect(await runs()).toBe(2);
+    expect(ok(await get(t, r.id)).fields).toEqual({ Name: 'w', Seen: true });
+    expect(ok(await get(holders, h.id)).fields.Ref).toEqual([r.id]);
+    const events = async (table: string, type: string) =>
+      ok<any>(await c.request('GET', `/api/v1/bases/${baseId}/events?limit=1000&table_id=${table}&type=${type}`)).items as any[];
+    expect((await events(t, 'record.created')).filter((e) => e.record_id === r.id).at(-1)).toMatchObject({ data: { after: { Name: 'w', Seen: false } } });
+    expect((await events(holders, 'record.updated')).filter((e) => e.record_id === h.id).at(-1)).toMatchObject({ data: { before: { Ref: null }, after: { Ref: [r.id] } } });
+    ok(await c.request('DELETE', `/api/v1/workflows/${wf.id}`));
   });
 
   it('prunes entries past TRASH_RETENTION_DAYS', async () => {

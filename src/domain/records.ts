@@ -177,6 +177,17 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
     }
   }
 
+  /** After records were created or updated (here, or by a trash restore): workflow listeners, events, then the computed fan-out. */
+  async function announce(tx: UnitOfWork, by: { actor: Actor | null; baseId: string; depth: number }, tableId: string, kind: RecordChange['kind'],
+    fields: FieldDef[], after: ApiRecord[], before: Map<string, ApiRecord> | undefined, fanOut: ComputedChanges) {
+    if (listeners.length) {
+      const change: RecordChange = { tableId, kind, after, before, fields, depth: by.depth };
+      for (const l of listeners) await l.changed(tx, change);
+    }
+    await events.append(tx, by.baseId, by.actor, recordEvents(tableId, kind, after, before));
+    await computedChanged(tx, fanOut, by, tableId, after.map((r) => r.id));
+  }
+
   async function create(actor: Actor | null, tableId: string, items: unknown[], single: boolean, opts: WriteOptions = {}): Promise<ApiRecord[]> {
     // Validation reads the field definitions inside the write transaction, so no schema change slips in between.
     return store.transaction(async (tx) => {
@@ -192,12 +203,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       await opts.inTransaction?.(tx, ids);
       const after = await tx.records.getMany(tableId, fields, ids);
       const byName = after.map((r) => toApi(fields, r));
-      if (listeners.length) {
-        const change: RecordChange = { tableId, kind: 'created', after: byName, fields, depth: opts.depth ?? 0 };
-        for (const l of listeners) await l.changed(tx, change);
-      }
-      await events.append(tx, baseId, actor, recordEvents(tableId, 'created', byName));
-      await computedChanged(tx, fanOut, { actor, baseId, depth: opts.depth ?? 0 }, tableId, ids);
+      await announce(tx, { actor, baseId, depth: opts.depth ?? 0 }, tableId, 'created', fields, byName, undefined, fanOut);
       // Listeners see values by name; only an Open API write needs them keyed by id as well.
       return opts.keyBy === 'id' ? after.map((r) => toApi(fields, r, 'id')) : byName;
     });
@@ -232,12 +238,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       await opts.inTransaction?.(tx, ids);
       const after = await tx.records.getMany(tableId, fields, ids);
       const byName = after.map((r) => toApi(fields, r));
-      if (listeners.length) {
-        const change: RecordChange = { tableId, kind: 'updated', after: byName, before, fields, depth: opts.depth ?? 0 };
-        for (const l of listeners) await l.changed(tx, change);
-      }
-      await events.append(tx, baseId, actor, recordEvents(tableId, 'updated', byName, before));
-      await computedChanged(tx, fanOut, { actor, baseId, depth: opts.depth ?? 0 }, tableId, ids);
+      await announce(tx, { actor, baseId, depth: opts.depth ?? 0 }, tableId, 'updated', fields, byName, before, fanOut);
       // Listeners see values by name; only an Open API write needs them keyed by id as well.
       return opts.keyBy === 'id' ? after.map((r) => toApi(fields, r, 'id')) : byName;
     });
@@ -272,6 +273,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
 
   return {
     toApi,
+    announce,
 
     /**
      * Import (contract section 15): one chunk of file rows in one transaction, converted by the field types' own code;

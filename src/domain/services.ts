@@ -45,7 +45,7 @@ export function createServices(deps: Deps, opts: { throttle?: LoginThrottle } = 
   search = createSearchIndexer(deps, fields.loadFields, activity);
   const views = createViewService(deps, access, fields, events);
   const tables = createTableService(deps, access, bases, fields, events, views);
-  const trash = createTrash(deps, tables, fields, computed, events);
+  const trash = createTrash(deps, tables, fields, computed, events, () => records);
   const records = createRecordService(deps, tables, fields, search, computed, events, trash);
   const openApi = createOpenApiService(deps, apps, audit, fields, records);
   const workflows = createWorkflowService(deps, bases, fields, records);

@@ -16,11 +16,13 @@ export interface FieldPayload {
   position: number;
   values: Array<{ id: string; raw: unknown }>;
 }
-/** A table's entry: its row, its fields in order and every record's stored row (read in slices). */
+/** A table's entry: its row, its fields in order, every record's stored row (read in slices) and the link fields of other tables to it. */
 export interface TablePayload {
   table: { id: string; baseId: string; name: string; description: string; createdAt: string; updatedAt: string };
   fields: FieldDef[];
   rows: StoredRow[];
+  /** Deleted with the table (absent in entries written before they were kept). */
+  incoming?: FieldPayload[];
 }
 
 const SLICE = 1000;
@@ -51,7 +53,9 @@ export function createSchemaTrash({ store }: Deps, fieldService: FieldService, c
         rows.push(...(await tx.records.getMany(tableId, fields, slice.map((s) => s.id))));
         after = slice[slice.length - 1].seq;
       }
-      return { table, fields, rows };
+      const incoming: FieldPayload[] = [];
+      for (const link of await fieldService.linksTo(tx, tableId)) if (link.tableId !== tableId) incoming.push(await this.fieldPayload(tx, link));
+      return { table, fields, rows, incoming };
     },
 
     async restoreField(tx: UnitOfWork, baseId: string, p: FieldPayload, actor: Actor | null) {
@@ -123,6 +127,10 @@ export function createSchemaTrash({ store }: Deps, fieldService: FieldService, c
       const computedFields = kept.filter((f) => isComputed(f));
       if (computedFields.length) await computed.fill(tx, table.baseId, computedFields);
       await events.append(tx, table.baseId, actor, [{ type: 'table.created', tableId: table.id, data: { table: { id: table.id, name: table.name }, fields: kept.map((f) => ({ id: f.id, name: f.name, type: f.type })) } }]);
+      // Other tables' links to it come back as field restores (a name taken since is a 409); a table deleted meanwhile keeps none.
+      for (const link of p.incoming ?? []) {
+        if ((await tx.db.select({ id: tablesTable.id }).from(tablesTable).where(eq(tablesTable.id, link.field.tableId))).length) await this.restoreField(tx, table.baseId, link, actor);
+      }
     },
   };
 }

@@ -4,13 +4,12 @@ import type { StoredRow, UnitOfWork } from '../db/store.js';
 import { conflict, notFound } from '../errors.js';
 import type { FieldDef } from '../fields/field-type.js';
 import { nowIso } from '../ids.js';
-import { typeOfField } from '../fields/registry.js';
 import { randomUUID } from 'node:crypto';
 import type { Actor, Deps } from './deps.js';
 import type { ComputedEngine } from './computed/recompute.js';
-import { recordEvents, type EventLog } from './events.js';
+import type { EventLog } from './events.js';
 import type { FieldService } from './fields.js';
-import type { ApiRecord } from './records.js';
+import type { RecordService } from './records.js';
 import type { TableService } from './tables.js';
 import { createSchemaTrash, type FieldPayload, type TablePayload } from './trash-schema.js';
 
@@ -38,7 +37,8 @@ export interface ApiHistoryEntry {
 
 const DAY = 86_400_000;
 
-export function createTrash(deps: Deps, tables: TableService, fieldService: FieldService, computed: ComputedEngine, events: EventLog) {
+/** `records` is read lazily: the record service is built after the trash, which its deletes write to. */
+export function createTrash(deps: Deps, tables: TableService, fieldService: FieldService, computed: ComputedEngine, events: EventLog, records: () => RecordService) {
   const { store, config } = deps;
   const { trash, events: eventRows } = store.schema;
   const schemaTrash = createSchemaTrash(deps, fieldService, computed, events);
@@ -141,23 +141,27 @@ export function createTrash(deps: Deps, tables: TableService, fieldService: Fiel
           values.set(f.id, v);
         }
         await tx.records.insert(entry.tableId, fields, [{ id: row.id, values }], row.createdAt, row.createdBy);
-        await computed.created(tx, graph, entry.tableId, [row.id]);
-        // Incoming links: each holder that still exists gets this record back in its link field.
+        // Announced as a creation: workflows with a record_created trigger run, the event log and subscribers see it.
+        const by = { actor, baseId: entry.baseId, depth: 0 };
+        const fanOut = await computed.created(tx, graph, entry.tableId, [row.id]);
+        const [restored] = await tx.records.getMany(entry.tableId, fields, [row.id]);
+        await records().announce(tx, by, entry.tableId, 'created', fields, [records().toApi(fields, restored)], undefined, fanOut);
+        // Incoming links: each holder that still exists gets this record back in its link field, announced as its update.
         for (const l of linkedFrom) {
-          const link = (await fieldService.loadFields(tx, l.tableId)).find((f) => f.id === l.fieldId);
+          const holderFields = await fieldService.loadFields(tx, l.tableId).catch(() => []);
+          const link = holderFields.find((f) => f.id === l.fieldId);
           if (!link) continue;
-          const holders = await tx.records.getMany(l.tableId, [link], l.ids);
-          if (!holders.length) continue;
           // A holder deleted in the same batch and restored first may hold the link already (its own values kept it).
-          const lacking = holders.filter((h) => !((h.values[link.id] as string[] | null) ?? []).includes(row.id));
+          const lacking = (await tx.records.getMany(l.tableId, holderFields, l.ids)).filter((h) => !((h.values[link.id] as string[] | null) ?? []).includes(row.id));
           if (!lacking.length) continue;
+          const before = new Map(lacking.map((h) => [h.id, records().toApi(holderFields, h)]));
           await tx.records.update(l.tableId, [link], lacking.map((h) => ({
             id: h.id, values: new Map([[link.id, [...((h.values[link.id] as string[] | null) ?? []), row.id]]]),
           })), nowIso(), actor?.id ?? null);
-          await computed.updated(tx, graph, lacking.map((h) => h.id), [link.id]);
+          const holderFanOut = await computed.updated(tx, graph, lacking.map((h) => h.id), [link.id]);
+          const after = (await tx.records.getMany(l.tableId, holderFields, lacking.map((h) => h.id))).map((h) => records().toApi(holderFields, h));
+          await records().announce(tx, by, l.tableId, 'updated', holderFields, after, before, holderFanOut);
         }
-        const [after] = await tx.records.getMany(entry.tableId, fields, [row.id]);
-        await events.append(tx, entry.baseId, actor, recordEvents(entry.tableId, 'created', [apiOf(fields, after)]));
         await tx.db.delete(trash).where(eq(trash.id, id));
         return { id, type: entry.type, item_id: row.id };
       });
@@ -193,11 +197,6 @@ export function createTrash(deps: Deps, tables: TableService, fieldService: Fiel
       await store.transaction(async (tx) => void (await tx.db.delete(trash).where(lt(trash.expiresAt, at))));
     },
   };
-}
-
-/** A stored row as the event log carries records: values by field name. */
-function apiOf(fields: FieldDef[], r: StoredRow): ApiRecord {
-  return { id: r.id, fields: Object.fromEntries(fields.map((f) => [f.name, typeOfField(f).fromStored(r.values[f.id] ?? null, f)])), createdAt: r.createdAt, updatedAt: r.updatedAt, createdBy: r.createdBy, updatedBy: r.updatedBy };
 }
 
 export type TrashService = ReturnType<typeof createTrash>;
