@@ -15,6 +15,16 @@ const webhookProps = {
   disabled_reason: { type: ['string', 'null'] }, consecutive_failures: int, created_at: time, updated_at: time,
 };
 
+/** The trash and record history (contract section 16): the same answers in both families. */
+const trashSchemas = {
+  TrashItem: obj({ id: str, type: { enum: ['record', 'field', 'table'] }, name: str, table_id: str, deleted_at: time, deleted_by: { type: ['string', 'null'] } }),
+  Restored: obj({ id: str, type: { enum: ['record', 'field', 'table'] }, item_id: str }),
+  HistoryEntry: obj({
+    at: time, type: { enum: ['created', 'updated', 'deleted'] }, actor: obj({ type: str, id: { type: ['string', 'null'] } }),
+    changes: { type: 'object', description: '{<field name>: {before, after}}' },
+  }),
+};
+
 export const v1Schemas: Record<string, JsonSchema> = {
   User: obj({ id: str, email: str, name: str, is_admin: bool, default_base_id: { type: ['string', 'null'] }, created_at: time, updated_at: time }),
   Login: obj({ token: str, token_type: { const: 'Bearer' }, expires_in: int, user: { $ref: '#/components/schemas/User' } }),
@@ -58,9 +68,7 @@ export const v1Schemas: Record<string, JsonSchema> = {
     created_at: time, updated_at: time,
   }),
   Deleted: obj({ id: str, deleted: { const: true } }),
-  TrashItem: obj({ id: str, type: { enum: ['record', 'field', 'table'] }, name: str, table_id: str, deleted_at: time, deleted_by: { type: ['string', 'null'] } }),
-  Restored: obj({ id: str, type: { enum: ['record', 'field', 'table'] }, item_id: str }),
-  HistoryEntry: obj({ at: time, actor: obj({ type: str, id: { type: ['string', 'null'] } }), changes: { type: 'object', description: '{<field name>: {before, after}}' } }),
+  ...trashSchemas,
   Workflow: obj({
     id: str, name: str, table_id: str, enabled: bool,
     trigger: { type: 'object', properties: { type: { enum: ['record_created', 'record_updated', 'manual'] }, config: { type: 'object' } }, required: ['type', 'config'] },
@@ -137,9 +145,7 @@ export const openSchemas: Record<string, JsonSchema> = {
   }),
   Record: obj({ id: str, values: { type: 'object', description: 'Values keyed by field id' }, created_at: time, updated_at: time }),
   Deleted: obj({ id: str, deleted: { const: true } }),
-  TrashItem: obj({ id: str, type: { enum: ['record', 'field', 'table'] }, name: str, table_id: str, deleted_at: time, deleted_by: { type: ['string', 'null'] } }),
-  Restored: obj({ id: str, type: { enum: ['record', 'field', 'table'] }, item_id: str }),
-  HistoryEntry: obj({ at: time, actor: obj({ type: str, id: { type: ['string', 'null'] } }), changes: { type: 'object', description: '{<field name>: {before, after}}' } }),
+  ...trashSchemas,
   Pagination: obj({ page: int, per_page: int, total: int, pages: int }),
   TokenResponse: obj({ access_token: str, token_type: { const: 'Bearer' }, expires_in: int, scope: str }),
   TokenError: obj({ error: { enum: ['invalid_request', 'invalid_client', 'unsupported_grant_type', 'invalid_scope', 'server_error'] }, error_description: str, request_id: str }),

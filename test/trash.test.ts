@@ -214,6 +214,10 @@ describe('trash', () => {
       ok<any>(await c.request('GET', `/api/v1/bases/${baseId}/events?limit=1000&table_id=${table}&type=${type}`)).items as any[];
     expect((await events(t, 'record.created')).filter((e) => e.record_id === r.id).at(-1)).toMatchObject({ data: { after: { Name: 'w', Seen: false } } });
     expect((await events(holders, 'record.updated')).filter((e) => e.record_id === h.id).at(-1)).toMatchObject({ data: { before: { Ref: null }, after: { Ref: [r.id] } } });
+    // The record's history: the workflow's change after the restore, the restore as a creation, the deletion before it.
+    const history = ok<any[]>(await c.request('GET', `/api/v1/tables/${t}/records/${r.id}/history`));
+    expect(history.slice(0, 3).map((e) => [e.type, e.actor.type])).toEqual([['updated', 'workflow'], ['created', 'user'], ['deleted', 'user']]);
+    expect(history[0]).toMatchObject({ actor: { id: wf.id }, changes: { Seen: { before: false, after: true } } });
     ok(await c.request('DELETE', `/api/v1/workflows/${wf.id}`));
   });
 
@@ -244,6 +248,7 @@ describe('history', () => {
     ok(await c.request('PUT', `/api/v1/tables/${people}/records/${r.id}`, { body: { fields: { Name: 'Hal 2', Age: 3 } } }));
     const h = ok<any[]>(await c.request('GET', `/api/v1/tables/${people}/records/${r.id}/history`));
     expect(h).toHaveLength(3);
+    expect(h.map((e) => e.type)).toEqual(['updated', 'updated', 'created']);
     expect(h[0].changes).toEqual({ Name: { before: 'Hal', after: 'Hal 2' }, Age: { before: 2, after: 3 } });
     expect(h[1].changes).toEqual({ Age: { before: 1, after: 2 } });
     expect(h[2].changes).toEqual({ Name: { before: null, after: 'Hal' }, Age: { before: null, after: 1 } });

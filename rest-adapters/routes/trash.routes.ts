@@ -31,7 +31,7 @@ export const trashRoutes: Route[] = [
   {
     method: 'GET', path: '/api/v1/tables/{table_id}/records/{record_id}/history', family: 'v1', tag: 'records',
     summary: 'Changes of a record, newest first, from the event log (kept HISTORY_RETENTION_DAYS)',
-    document: 'query RecordHistory($tableId: ID!, $id: ID!) { recordHistory(tableId: $tableId, id: $id) { at actor changes } }',
+    document: 'query RecordHistory($tableId: ID!, $id: ID!) { recordHistory(tableId: $tableId, id: $id) { at type actor changes } }',
     variables: ({ params }) => ({ tableId: params.table_id, id: params.record_id }),
     result: (d) => d.recordHistory,
     response: { type: 'array', items: ref('HistoryEntry') },

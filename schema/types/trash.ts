@@ -22,6 +22,7 @@ const HistoryEntry = builder.objectRef<ApiHistoryEntry>('HistoryEntry').implemen
   description: 'One change of a record, from the event log',
   fields: (t) => ({
     at: t.exposeString('at'),
+    type: t.exposeString('type', { description: 'created|updated|deleted (a restore is a creation)' }),
     actor: t.field({ type: 'JSON', description: '{type: user|app|workflow|import, id}', resolve: (e) => e.actor }),
     changes: t.field({ type: 'JSON', description: '{<field name>: {before, after}}', resolve: (e) => e.changes }),
   }),

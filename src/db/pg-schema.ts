@@ -249,7 +249,7 @@ export const events = pgTable('events', {
   actorId: text('actor_id'),
   at: text('at').notNull(),
   data: json('data').$type<Record<string, unknown>>().notNull(),
-}, (t) => [uniqueIndex('events_base_seq').on(t.baseId, t.seq), index('events_at').on(t.at)]);
+}, (t) => [uniqueIndex('events_base_seq').on(t.baseId, t.seq), index('events_at').on(t.at), index('events_record').on(t.recordId)]);
 
 /** Answers kept for `Idempotency-Key` (contract section 14): per actor and key, 24 h; `status` null while the first runs. */
 export const idempotencyKeys = pgTable('idempotency_keys', {

@@ -230,7 +230,7 @@ export const events = sqliteTable('events', {
   actorId: text('actor_id'),
   at: text('at').notNull(),
   data: text('data', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
-}, (t) => [uniqueIndex('events_base_seq').on(t.baseId, t.seq), index('events_at').on(t.at)]);
+}, (t) => [uniqueIndex('events_base_seq').on(t.baseId, t.seq), index('events_at').on(t.at), index('events_record').on(t.recordId)]);
 
 /** Answers kept for `Idempotency-Key` (contract section 14): per actor and key, 24 h; `status` null while the first runs. */
 export const idempotencyKeys = sqliteTable('idempotency_keys', {

@@ -31,6 +31,7 @@ export interface ApiTrashItem {
 
 export interface ApiHistoryEntry {
   at: string;
+  type: 'created' | 'updated' | 'deleted';
   actor: { type: string; id: string | null };
   changes: Record<string, { before: unknown; after: unknown }>;
 }
@@ -187,7 +188,7 @@ export function createTrash(deps: Deps, tables: TableService, fieldService: Fiel
         const names = new Set([...Object.keys(data.before ?? {}), ...Object.keys(data.after ?? {})]);
         const changes: ApiHistoryEntry['changes'] = {};
         for (const n of names) changes[n] = { before: data.before?.[n] ?? null, after: data.after?.[n] ?? null };
-        return { at: e.at, actor: { type: e.actorType, id: e.actorId }, changes };
+        return { at: e.at, type: e.type.slice('record.'.length) as ApiHistoryEntry['type'], actor: { type: e.actorType, id: e.actorId }, changes };
       });
     },
 

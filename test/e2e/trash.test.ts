@@ -48,7 +48,7 @@ describeE2E('the trash in a real browser', () => {
     await page.goto(`${e2e.url}/bases/${baseId}/tables/${tableId}`);
     await row.waitFor();
     await row.locator('[data-testid="open-record"]').click();
-    await page.locator('[data-testid="drawer-history-tab"] summary').click();
+    await page.locator('[data-testid="record-drawer"] [data-testid="tab-history"]').click();
     const entries = page.locator('[data-testid="history-entry"]');
     await expect.poll(() => entries.count()).toBeGreaterThanOrEqual(2);
     expect(await entries.first().textContent()).toContain('Hours');

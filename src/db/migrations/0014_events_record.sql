@@ -1,0 +1,1 @@
+CREATE INDEX `events_record` ON `events` (`record_id`);
