@@ -8,7 +8,7 @@ import { json, jsonText } from './envelopes.js';
 import { fingerprint, idempotencyKeyOf, keptHeaders, replayedBody, type IdempotencyBegin, type IdempotencyHooks, type KeptAnswer } from './idempotency.js';
 import { MAX_UPLOAD_BYTES } from '../src/limits.js';
 import type { RequestState } from '../src/log.js';
-import type { Family, Route, RouteRequest } from './route.js';
+import type { Family, Route, RouteRequest, SpoolName } from './route.js';
 import type { Spool } from './spool.js';
 
 export const MAX_JSON_BYTES = 10 * 1024 * 1024;
@@ -147,8 +147,8 @@ export interface RestHandlerOptions<C> {
    * answer, and an AppError it throws (or rejects with) is the answer.
    */
   beforeBody?: (route: Route, document: DocumentNode, ctx: C, params: Record<string, string>) => Record<string, string> | void | Promise<Record<string, string> | void>;
-  /** Streams `spool` bodies into files (imports); absent, such routes answer 400. */
-  spool?: Spool;
+  /** Streams `spool` bodies into files, by the route's `spoolInto`; a route whose spool is absent answers 400. */
+  spools?: Partial<Record<SpoolName, Spool>>;
   /** Answers a `download` route: the file its operation's plan names, streamed. */
   download?: (ctx: C, plan: unknown) => Response;
   /**
@@ -264,12 +264,13 @@ export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
    * Idempotency-Key, leaves no file behind. The key compares the file by its bytes (hash), with the options part.
    */
   async function runSpooled(c: CompiledRoute, request: Request, url: URL, params: Record<string, string>, state: RequestState, job: Job, ctx: C): Promise<Outcome | undefined> {
-    if (!opts.spool) throw new AppError('BAD_REQUEST', 'Uploads are not available here');
-    const spooled = await opts.spool.write(request);
+    const spool = opts.spools?.[c.route.spoolInto ?? 'imports'];
+    if (!spool) throw new AppError('BAD_REQUEST', 'Uploads are not available here');
+    const spooled = await spool.write(request);
     try {
       const fingerprinted = { file_sha256: spooled.sha256, file_name: spooled.fileName, options: spooled.options ?? null };
       if (job.key !== undefined && (await claimKey(job, ctx, c.route.method, url, fingerprinted))) {
-        opts.spool.discard(spooled.upload);
+        spool.discard(spooled.upload);
         return undefined;
       }
       const variables = definedOnly(c.route.variables({ params, query: parseQuery(c.route, url), body: spooled, headers: request.headers }));
@@ -277,7 +278,7 @@ export function createRestHandler<C>(opts: RestHandlerOptions<C>) {
       if (result.errors?.length) throw result.errors[0];
       return { status: c.route.status ?? 200, body: opts.families[c.route.family].success(c.route.result(result.data), c.route, state.requestId) };
     } catch (e) {
-      opts.spool.discard(spooled.upload);
+      spool.discard(spooled.upload);
       throw e;
     }
   }

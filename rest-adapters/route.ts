@@ -3,6 +3,8 @@
 export type JsonSchema = Record<string, unknown>;
 /** Envelope families: v1 (/api/v1, /api/auth), open (/api/open/v1, /api/oauth), token (RFC 6749), raw (JSON as is). */
 export type Family = 'v1' | 'open' | 'token' | 'raw';
+/** Where a streamed upload goes: import files, or attachment files (each with its own directory and size limit). */
+export type SpoolName = 'imports' | 'attachments';
 
 export interface QueryParam {
   type: 'integer' | 'string';
@@ -37,11 +39,13 @@ export interface Route {
    * multipart `file` part or a raw body into `body.file` (a Buffer), up to 50 MiB.
    */
   bodyFormat?: 'json' | 'form' | 'upload' | 'spool';
+  /** For `spool`: which of the adapter's spools takes the file (imports unless given). */
+  spoolInto?: SpoolName;
   /**
    * Who must be calling before the body is read at all, so nobody else can make the server read a large body (the
-   * plugin upload: a system administrator; an import: a role in the base of the path's table or base).
+   * plugin upload: a system administrator; an import: a role in the base of the path's table or base; an attachment: a user).
    */
-  requireBeforeBody?: 'systemAdmin' | { role: 'editor' | 'admin'; param: 'table_id' | 'base_id' };
+  requireBeforeBody?: 'systemAdmin' | 'user' | { role: 'editor' | 'admin'; param: 'table_id' | 'base_id' };
   /**
    * The operation answers a file's plan rather than data: the adapter's `download` hook streams the file (export).
    * The one kind of route whose answer is not the operation's data in an envelope; errors still are.

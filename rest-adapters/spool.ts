@@ -59,6 +59,7 @@ export function createSpool(dir: string, maxBytes: number, limitName = 'IMPORT_M
       let options: string | undefined;
       let failure: Error | undefined;
       const writes: Array<Promise<void>> = [];
+      const closed: Array<Promise<unknown>> = [];
       // Read through the body's reader: a server may hand a ReadableStream of its own that Readable.fromWeb refuses.
       const source = Readable.from(bodyChunks(request.body));
       let parser: busboy.Busboy;
@@ -82,7 +83,10 @@ export function createSpool(dir: string, maxBytes: number, limitName = 'IMPORT_M
           failure = tooLarge(maxBytes);
           source.destroy(failure); // stop reading the rest of a body that is too large
         });
-        writes.push(pipeline(stream, fs.createWriteStream(file)).then(() => {
+        const out = fs.createWriteStream(file);
+        // A failed pipeline rejects before a destroyed write stream has opened and closed its file: wait for the close.
+        closed.push(new Promise<void>((resolve) => out.once('close', () => resolve())));
+        writes.push(pipeline(stream, out).then(() => {
           found = { fileName: info.filename || 'import', sha256: hash.digest('hex'), size, mimeType: info.mimeType };
         }, (e: Error) => {
           failure ??= e; // answered below; never left as an unhandled rejection
@@ -93,11 +97,15 @@ export function createSpool(dir: string, maxBytes: number, limitName = 'IMPORT_M
         await Promise.all(writes);
         if (failure) throw failure;
       } catch (e) {
+        // The file's write stream may still be opening (a body cut short, or too large): once it has closed, remove the file.
+        await Promise.allSettled(writes);
+        await Promise.all(closed);
         discard(upload);
         if (failure instanceof AppError) throw failure;
         throw new AppError('BAD_REQUEST', `Malformed multipart body: ${(e as Error).message}`);
       }
       if (failure) {
+        await Promise.all(closed);
         discard(upload);
         throw failure;
       }

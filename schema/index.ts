@@ -15,5 +15,6 @@ import './types/webhook.js';
 import './types/job.js';
 import './types/view.js';
 import './types/trash.js';
+import './types/attachment.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -166,6 +166,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       if (need === 'systemAdmin' && !(ctx.actor?.kind === 'user' && ctx.actor.isAdmin)) {
         throw ctx.actor ? forbidden() : unauthorized();
       }
+      // Any signed-in user may upload an attachment; the file is theirs to put into records they may edit.
+      if (need === 'user' && ctx.actor?.kind !== 'user') throw ctx.actor ? forbidden('Attachments are uploaded by users') : unauthorized();
       if (typeof need === 'object') return requireRole(ctx, need.role, need.param === 'table_id' ? { tableId: params.table_id } : { baseId: params.base_id });
       // The Open API's answers carry RateLimit-* (contract 6); the same charge applies at /graphql (useApplicationLimits).
       if (route.family === 'open' && route.path.startsWith('/api/open/')) return chargeApplication(ctx, schema, document);
@@ -176,7 +178,10 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       appliesTo: (route) => route.method !== 'GET' && (route.path.startsWith('/api/v1/') || route.path.startsWith('/api/open/v1/')),
       begin: (ctx, key, fingerprint) => ctx.actor ? services.idempotency.begin(`${ctx.actor.kind}:${ctx.actor.id}`, key, fingerprint) : undefined,
     },
-    spool: createSpool(services.imports.importer.spoolDir, config.importMaxBytes),
+    spools: {
+      imports: createSpool(services.imports.importer.spoolDir, config.importMaxBytes),
+      attachments: createSpool(services.attachments.incomingDir, config.attachmentMaxBytes, 'ATTACHMENT_MAX_BYTES'),
+    },
     // Exports stream the file the operation's plan names (contract section 15): a header row, then slices of records.
     download: (_ctx, plan) => {
       const p = plan as ExportPlan;
@@ -201,10 +206,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     title: 'Table Service Open API and OAuth', version: config.version, serverUrl: config.publicUrl, schemas: openSchemas,
   }));
   const pluginServer = createPluginServer(services.plugins);
-  const attachmentHttp = createAttachmentHttp({
-    dataDir: config.dataDir, maxBytes: config.attachmentMaxBytes, attachments: services.attachments,
-    actorOf: async (request, state) => (await contextFor(request, state)).actor,
-  });
+  const attachmentHttp = createAttachmentHttp(services.attachments);
   const web = createWebServer();
   const docs = createApiDocs();
   const jsonDoc = (text: string, requestId: string) =>
@@ -260,7 +262,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
         return sandbox;
       }
     }
-    if (p.startsWith('/api/v1/attachments')) {
+    if (p.startsWith('/api/v1/attachments/')) {
       const answer = await attachmentHttp.handle(request, url, state);
       if (answer) return answer;
     }

@@ -31,3 +31,6 @@ export function newId(prefix: IdPrefix): string {
 export function nowIso(): string {
   return new Date().toISOString();
 }
+
+/** A spooled upload's id (rest-adapters/spool.ts): what an operation taking an upload accepts, never a path. */
+export const UPLOAD_ID = /^upl_[A-Za-z0-9]{24}$/;

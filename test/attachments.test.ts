@@ -14,10 +14,10 @@ afterAll(() => c?.close());
 const png = (w: number, h: number) => sharp({ create: { width: w, height: h, channels: 3, background: '#3366cc' } }).png().toBuffer();
 const jpeg = (w: number, h: number) => sharp({ create: { width: w, height: h, channels: 3, background: '#cc6633' } }).jpeg().toBuffer();
 
-async function upload(bytes: Uint8Array | string, name: string, type = 'application/octet-stream', token?: string) {
+async function upload(bytes: Uint8Array | string, name: string, type = 'application/octet-stream', token?: string, headers?: Record<string, string>) {
   const form = new FormData();
   form.set('file', new Blob([bytes as BlobPart], { type }), name);
-  return c.request('POST', '/api/v1/attachments', { raw: form, token });
+  return c.request('POST', '/api/v1/attachments', { raw: form, token, headers });
 }
 /** GET of an absolute signed URL through the app. */
 const fetchUrl = (url: string) => c.request('GET', new URL(url).pathname + new URL(url).search, { token: null });
@@ -109,6 +109,23 @@ describe('attachments', () => {
     expect(taken.body.msg).toMatch(/someone else/);
     const bad = await c.request('POST', `/api/v1/tables/${tableId}/records`, { body: { fields: { Files: 'nope' } } });
     expect(bad.status).toBe(400);
+  });
+
+  it('keeps an upload\'s answer for its Idempotency-Key: a retry gets the same file, other bytes under the key a 422', async () => {
+    const key = { 'idempotency-key': `upload-${Date.now()}` };
+    const first = await upload('same bytes', 'a.txt', 'text/plain', undefined, key);
+    expect(first.status).toBe(201);
+    const again = await upload('same bytes', 'a.txt', 'text/plain', undefined, key);
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.data).toEqual(first.body.data);
+    const other = await upload('other bytes', 'a.txt', 'text/plain', undefined, key);
+    expect(other.status).toBe(422);
+    // Only the first stored a file: the replay and the refusal left nothing behind in the spool.
+    const rows = await c.app.services.deps.store.db.select().from(c.app.services.deps.store.schema.attachments);
+    expect(rows.filter((r) => r.name === 'a.txt')).toHaveLength(1);
+    const fs = await import('node:fs');
+    expect(fs.readdirSync(c.app.services.attachments.incomingDir)).toEqual([]);
   });
 
   it('sweeps files older than an hour that no record holds, and keeps the ones records or the trash hold', async () => {

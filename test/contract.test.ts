@@ -122,8 +122,8 @@ describe('the REST route table', () => {
       for (const p of pathParams) expect(Object.values(variables), `${where}: {${p}} reaches a variable`).toContain(`params:${p}`);
       expect([...read.query].filter((k) => !Object.keys(route.query ?? {}).includes(k)), `${where}: query keys read but not declared`).toEqual([]);
       // An upload route has no JSON body schema: the adapter puts the package (a Buffer) in body.file, and nothing else.
-      // An import's body is the spooled file: its id, its name and the options part.
-      const bodyKeys = route.bodyFormat === 'upload' ? ['file'] : route.bodyFormat === 'spool' ? ['upload', 'fileName', 'options'] : Object.keys((route.body?.properties as Record<string, unknown> | undefined) ?? {});
+      // A spooled body (imports, attachments) is the file: its id, name, hash and claimed type, and the options part.
+      const bodyKeys = route.bodyFormat === 'upload' ? ['file'] : route.bodyFormat === 'spool' ? ['upload', 'fileName', 'sha256', 'mimeType', 'options'] : Object.keys((route.body?.properties as Record<string, unknown> | undefined) ?? {});
       expect([...read.body].filter((k) => !bodyKeys.includes(k)), `${where}: body keys read but not in the body schema`).toEqual([]);
       if (route.body) expect(route.method === 'POST' || route.method === 'PUT', `${where}: a body on ${route.method}`).toBe(true);
       if (route.bodyFormat === 'upload') {

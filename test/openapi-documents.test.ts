@@ -211,8 +211,8 @@ describe('the OpenAPI document', () => {
     const inDoc = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
       .flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`))
       .sort();
-    // The attachment routes stream both ways outside the route table (src/attachment-http.ts); the document adds them.
-    const inTable = [...routes.map((r) => `${r.method} ${r.path}`), 'POST /api/v1/attachments', 'GET /api/v1/attachments/{attachment_id}/content'].sort();
+    // The attachment content route streams the bytes outside the route table (src/attachment-http.ts); the document adds it.
+    const inTable = [...routes.map((r) => `${r.method} ${r.path}`), 'GET /api/v1/attachments/{attachment_id}/content'].sort();
     expect(new Set(inTable).size, 'the route table has a duplicate method and path').toBe(inTable.length);
     expect(inDoc).toEqual(inTable);
 
@@ -1125,6 +1125,16 @@ describe('answers conform to the document', () => {
     const exported = await call('GET', '/api/v1/tables/{table_id}/export', { table_id: table.id }, 200);
     expect(exported.text).toBe('A\r\nx\r\ny\r\n');
     await call('GET', '/api/v1/tables/{table_id}/export', { table_id: table.id }, 400, { query: 'format=pdf' });
+  });
+
+  it('attachment uploads (contract section 16): stored, a body without a file part refused', async () => {
+    const file = new FormData();
+    file.set('file', new Blob(['hello'], { type: 'text/plain' }), 'hello.txt');
+    const stored = await call('POST', '/api/v1/attachments', {}, 201, { upload: file });
+    expect(stored.body.data).toEqual({ id: expect.stringMatching(/^att/), name: 'hello.txt', size: 5, mime_type: 'text/plain' });
+    const empty = new FormData();
+    empty.set('other', 'x');
+    await call('POST', '/api/v1/attachments', {}, 400, { upload: empty });
   });
 
   it('views and sharing (contract section 13): list, create, read, update, share, shared pages, form submit, delete and their errors', async () => {

@@ -7,7 +7,7 @@ import { and, asc, eq, inArray, lt } from 'drizzle-orm';
 import sharp from 'sharp';
 import { first } from '../db/store.js';
 import { AppError } from '../errors.js';
-import { newId, nowIso } from '../ids.js';
+import { newId, nowIso, UPLOAD_ID } from '../ids.js';
 import type { Deps } from './deps.js';
 
 export type Variant = 'original' | 'small' | 'large';
@@ -53,6 +53,9 @@ export function createAttachmentService(deps: Deps) {
   const onDisk = store.engine === 'sqlite';
   if (onDisk) fs.mkdirSync(filesDir, { recursive: true });
   const diskPath = (id: string, v: Variant) => path.join(filesDir, v === 'original' ? id : `${id}.${v}`);
+  // Uploads are streamed here by the REST route before the operation runs (on the files' disk, so a store is a rename).
+  const incomingDir = path.join(filesDir, '.incoming');
+  fs.mkdirSync(incomingDir, { recursive: true });
 
   /** Copies a local file into the store under (id, variant): a rename on disk, 1 MiB chunks (one insert each) in PostgreSQL. */
   async function put(id: string, variant: Variant, file: string) {
@@ -122,6 +125,16 @@ export function createAttachmentService(deps: Deps) {
 
   return {
     load,
+    incomingDir,
+    /**
+     * The upload operation: the file the route streamed into `incomingDir` under `upload` (its id is known only to that
+     * request) becomes an attachment of `ownerId`. Its size is read from the file; name, claimed type and hash as sent.
+     */
+    async fromUpload(ownerId: string, upload: string, meta: { name: string; sha256: string; claimedType?: string | null }) {
+      const file = path.join(incomingDir, upload);
+      if (!UPLOAD_ID.test(upload) || !fs.existsSync(file)) throw new AppError('BAD_REQUEST', 'upload must name a file uploaded with this request', { details: [{ field: 'file', message: 'no such upload' }] });
+      return this.create(ownerId, file, { name: meta.name, size: fs.statSync(file).size, sha256: meta.sha256, claimedType: meta.claimedType ?? undefined });
+    },
     /** Stores a spooled upload (`file` is moved or consumed) as a new attachment owned by `ownerId`; thumbnails made now. */
     async create(ownerId: string, file: string, upload: { name: string; size: number; sha256: string; claimedType?: string }) {
       const id = newId('att');

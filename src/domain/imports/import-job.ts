@@ -5,6 +5,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { ClaimedJob, UnitOfWork } from '../../db/store.js';
 import { badRequest } from '../../errors.js';
+import { UPLOAD_ID } from '../../ids.js';
 import type { FieldDef } from '../../fields/field-type.js';
 import { typeOfField } from '../../fields/registry.js';
 import type { ImportActor } from '../deps.js';
@@ -18,7 +19,6 @@ import { detectFormat, estimateCsvRows, firstRows, readRows, type FileFormat } f
 
 /** Rows per transaction: big enough that a row costs little, small enough that other writes wait at most a moment. */
 export const IMPORT_CHUNK_ROWS = 1000;
-const UPLOAD = /^upl_[A-Za-z0-9]{24}$/;
 
 /** What a queued import job holds (jobs.input). */
 export interface ImportInput {
@@ -57,7 +57,7 @@ export function createImporter(o: { dataDir: string; records: RecordService; fie
   const spoolId = fs.readFileSync(idFile, 'utf8').trim();
 
   function fileOf(upload: unknown): string {
-    if (typeof upload !== 'string' || !UPLOAD.test(upload) || !fs.existsSync(path.join(spoolDir, upload))) {
+    if (typeof upload !== 'string' || !UPLOAD_ID.test(upload) || !fs.existsSync(path.join(spoolDir, upload))) {
       throw badRequest('upload must name a file uploaded with this request', [{ field: 'file', message: 'no such upload' }]);
     }
     return path.join(spoolDir, upload);
@@ -148,14 +148,14 @@ export function createImporter(o: { dataDir: string; records: RecordService; fie
     async sweepUploads(held: Set<string>) {
       const hourAgo = Date.now() - 3_600_000;
       for (const name of fs.readdirSync(spoolDir)) {
-        if (!UPLOAD.test(name) || held.has(name)) continue;
+        if (!UPLOAD_ID.test(name) || held.has(name)) continue;
         const file = path.join(spoolDir, name);
         if ((fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? Infinity) < hourAgo) fs.rmSync(file, { force: true });
       }
     },
     /** Deletes a spooled upload (a refused request's, or a finished job's). */
     discard(upload: unknown) {
-      if (typeof upload === 'string' && UPLOAD.test(upload)) fs.rmSync(path.join(spoolDir, upload), { force: true });
+      if (typeof upload === 'string' && UPLOAD_ID.test(upload)) fs.rmSync(path.join(spoolDir, upload), { force: true });
     },
 
     /** Checks an import into an existing table before it is queued: the file's columns and the mapping (400 otherwise). */
