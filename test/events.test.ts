@@ -77,5 +77,15 @@ describe('the event log', () => {
     const { items } = await eventsOf(baseId, `&after=${before[before.length - 1].seq}`);
     expect(items.map((e: any) => [e.type, e.record_id])).toEqual([['record.updated', p.id], ['record.updated', task.id]]);
     expect(items[1]).toMatchObject({ actor: { type: 'user', id: user.id }, data: { changed_fields: ['Rate'], before: { Rate: [1] }, after: { Rate: [5] } } });
+
+    // Deleting the linked record empties the task's link cell and its lookup: one update event for the task, with both.
+    const other = await makeTable(c, [{ name: 'Person', type: 'link', config: { table_id: people } }], { baseId, token: user.token });
+    const plain = ok(await c.request('POST', `/api/v1/tables/${other}/records`, { token: user.token, body: { fields: { Person: [p.id] } } }), 201);
+    const { items: upTo } = await eventsOf(baseId);
+    ok(await c.request('DELETE', `/api/v1/tables/${people}/records/${p.id}`, { token: user.token }));
+    const { items: cascade } = await eventsOf(baseId, `&after=${upTo[upTo.length - 1].seq}`);
+    expect(cascade.map((e: any) => [e.type, e.record_id]).sort()).toEqual([['record.deleted', p.id], ['record.updated', plain.id], ['record.updated', task.id]].sort());
+    expect(cascade.find((e: any) => e.record_id === task.id)).toMatchObject({ data: { before: { Owner: [p.id], Rate: [5] }, after: { Owner: null, Rate: [] } } });
+    expect(cascade.find((e: any) => e.record_id === plain.id)).toMatchObject({ data: { changed_fields: ['Person'], before: { Person: [p.id] }, after: { Person: null } } });
   });
 });

@@ -1,7 +1,7 @@
 // Records: validation of written values against field types, all-or-nothing batches, and filtered, sorted pages.
 import type { ConditionGroup, RowWrite, StoredRow, UnitOfWork } from '../db/store.js';
-import { AppError, badRequest, notFound, type ErrorDetail } from '../errors.js';
-import { ValueError, type FieldDef, type ValueContext } from '../fields/field-type.js';
+import { badRequest, notFound } from '../errors.js';
+import type { FieldDef, ValueContext } from '../fields/field-type.js';
 import { typeOfField } from '../fields/registry.js';
 import { newId, nowIso } from '../ids.js';
 import type { Actor, Deps, ImportActor } from './deps.js';
@@ -14,6 +14,7 @@ import { heldIds, resolveAttachments } from './attachment-values.js';
 import type { ComputedChanges, ComputedEngine } from './computed/recompute.js';
 import { recordEvents, type EventLog } from './events.js';
 import { fieldResolver, parseFilter, parseSort } from './record-query.js';
+import { checkLinks, itemError, prepare } from './record-input.js';
 import type { SearchIndexer } from './search-indexer.js';
 import type { TableService } from './tables.js';
 import { combineView, type ViewQuery } from './views.js';
@@ -50,13 +51,6 @@ export interface RecordChangeListener {
 export const MAX_BATCH = 1000;
 export const MAX_PAGE_SIZE = 1000;
 
-/** An error about one item of a batch; `index` is absent for single-record calls. */
-function itemError(code: 'BAD_REQUEST' | 'NOT_FOUND', index: number | undefined, message: string, field?: string): AppError {
-  const where = index === undefined ? '' : `records[${index}]: `;
-  const detail: ErrorDetail = { message, ...(index !== undefined ? { index } : {}), ...(field ? { field } : {}) };
-  return new AppError(code, `${where}${message}`, { details: [detail] });
-}
-
 /** The value context of a table without a field that checks members: none of its types asks it anything. */
 const NO_MEMBERS: ValueContext = {
   isBaseMember() {
@@ -76,59 +70,6 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
     const values: Record<string, unknown> = keyBy === 'name' && fields.some(namedProto) ? Object.create(null) : {};
     for (const f of fields) values[keyBy === 'id' ? f.id : f.name] = apiValue(f, row);
     return { id: row.id, fields: values, createdAt: row.createdAt, updatedAt: row.updatedAt, createdBy: row.createdBy, updatedBy: row.updatedBy };
-  }
-
-  /**
-   * Validates one item's values (keyed by field name or id) into stored form.
-   * `index` names the batch item in errors; link targets are collected for one existence check per batch.
-   */
-  function prepare(
-    fields: FieldDef[], resolve: ReturnType<typeof fieldResolver>, ctx: ValueContext,
-    input: unknown, mode: 'create' | 'update', index: number | undefined, linkTargets: Map<FieldDef, Array<{ index?: number; ids: string[] }>>,
-  ): Map<string, unknown> {
-    if (typeof input !== 'object' || input === null || Array.isArray(input)) throw itemError('BAD_REQUEST', index, '"fields" must be an object of field values');
-    const values = new Map<string, unknown>();
-    for (const [key, value] of Object.entries(input)) {
-      const field = resolve(key);
-      if (!field) throw itemError('BAD_REQUEST', index, `unknown field "${key}"`, key);
-      const type = typeOfField(field);
-      if (type.readOnly) throw itemError('BAD_REQUEST', index, `field "${field.name}" is read-only (${field.type})`, field.name);
-      if (values.has(field.id)) throw itemError('BAD_REQUEST', index, `field "${field.name}" is given twice`, field.name);
-      let stored: unknown = null;
-      if (value !== null) {
-        try {
-          stored = type.toStored(value, field, ctx);
-        } catch (e) {
-          if (e instanceof ValueError) throw itemError('BAD_REQUEST', index, `field "${field.name}": ${e.message}`, field.name);
-          throw e;
-        }
-      }
-      if (stored === null && field.required) throw itemError('BAD_REQUEST', index, `field "${field.name}" is required`, field.name);
-      if (field.type === 'link') {
-        const ids = (stored as string[] | null) ?? [];
-        stored = ids;
-        if (ids.length) linkTargets.set(field, [...(linkTargets.get(field) ?? []), { index, ids }]);
-      }
-      values.set(field.id, stored);
-    }
-    if (mode === 'create') {
-      for (const f of fields) {
-        if (f.required && !values.has(f.id)) throw itemError('BAD_REQUEST', index, `field "${f.name}" is required`, f.name);
-      }
-    }
-    return values;
-  }
-
-  /** One query per linked table: every linked record must exist. */
-  async function checkLinks(tx: UnitOfWork, linkTargets: Map<FieldDef, Array<{ index?: number; ids: string[] }>>) {
-    for (const [field, uses] of linkTargets) {
-      const target = field.config.table_id as string;
-      const found = await tx.records.existing(target, [...new Set(uses.flatMap((u) => u.ids))]);
-      for (const use of uses) {
-        const missing = use.ids.find((id) => !found.has(id));
-        if (missing) throw itemError('BAD_REQUEST', use.index, `field "${field.name}": record ${missing} does not exist in the linked table`, field.name);
-      }
-    }
   }
 
   function checkBatchSize(items: unknown, what = 'records') {
@@ -244,6 +185,23 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
     });
   }
 
+  /** Before a delete: per table, the records (other than the deleted) whose link fields hold one of `ids`, as they are. */
+  async function linkHolders(tx: UnitOfWork, incoming: FieldDef[], ids: string[]) {
+    const byTable = new Map<string, Set<string>>();
+    const doomed = new Set(ids);
+    for (const link of incoming) {
+      const found = (await tx.records.linkingTo(link, ids)).filter((id) => !doomed.has(id));
+      if (found.length) byTable.set(link.tableId, new Set([...(byTable.get(link.tableId) ?? []), ...found]));
+    }
+    const out: Array<{ tableId: string; fields: FieldDef[]; before: Map<string, ApiRecord> }> = [];
+    for (const [holderTable, holderIds] of byTable) {
+      const holderFields = await fieldService.loadFields(tx, holderTable);
+      const rows = await tx.records.getMany(holderTable, holderFields, [...holderIds]);
+      out.push({ tableId: holderTable, fields: holderFields, before: new Map(rows.map((r) => [r.id, toApi(holderFields, r)])) });
+    }
+    return out;
+  }
+
   async function remove(actor: Actor | null, tableId: string, ids: unknown[], single: boolean, opts: WriteOptions = {}): Promise<string[]> {
     return store.transaction(async (tx) => {
       const { table, fields } = await context(tx, tableId);
@@ -263,9 +221,20 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       const stored = await tx.records.getMany(tableId, fields, ids as string[]);
       await trash?.recordsDeleted(tx, table.baseId, tableId, fields, stored, actor);
       const gone = events.enabled ? stored.map((r) => toApi(fields, r)) : [];
-      await tx.records.delete(tableId, ids as string[], fields.filter((f) => f.type === 'link'), await fieldService.linksTo(tx, tableId));
+      const incoming = await fieldService.linksTo(tx, tableId);
+      const holders = events.enabled || listeners.length ? await linkHolders(tx, incoming, ids as string[]) : [];
+      await tx.records.delete(tableId, ids as string[], fields.filter((f) => f.type === 'link'), incoming);
       await events.append(tx, table.baseId, actor, recordEvents(tableId, 'deleted', gone));
-      await computedChanged(tx, await computed.afterDelete(tx, graph, linked), { actor, baseId: table.baseId, depth: opts.depth ?? 0 });
+      const by = { actor, baseId: table.baseId, depth: opts.depth ?? 0 };
+      const fanOut = await computed.afterDelete(tx, graph, linked);
+      // Records of other tables that linked to a deleted record lost it from their link cells: each is an update (with
+      // whatever computed values changed with it), so live grids, webhooks and record_updated workflows see the cascade.
+      for (const h of holders) {
+        for (const id of h.before.keys()) fanOut.get(h.tableId)?.delete(id);
+        const after = (await tx.records.getMany(h.tableId, h.fields, [...h.before.keys()])).map((r) => toApi(h.fields, r));
+        await announce(tx, by, h.tableId, 'updated', h.fields, after, h.before, new Map());
+      }
+      await computedChanged(tx, fanOut, by);
       await opts.inTransaction?.(tx, ids as string[]);
       return ids as string[];
     });
