@@ -35,8 +35,13 @@ export function valueReader(field: FieldDef): ValueReader {
   };
 }
 
+/** One value on its own (exports, formulas): `valueReader` is for many rows of one field. */
 export function apiValue(field: FieldDef, row: StoredRow): unknown {
-  return valueReader(field)(row);
+  const type = typeOfField(field);
+  const raw = type.storage === 'system'
+    ? (type.systemColumn === '_seq' ? row.seq : type.systemColumn === '_created_at' ? row.createdAt : row.updatedAt)
+    : row.values[field.id];
+  return type.fromStored(raw ?? null, field);
 }
 
 /** A record as the API answers it. */
@@ -100,12 +105,14 @@ function shapeOf(fields: FieldDef[], keyBy: 'name' | 'id'): RecordShape {
 
 function build(shape: RecordShape, row: StoredRow, memos?: Array<Map<unknown, unknown> | undefined>): ApiRecord {
   const { keys, readers } = shape;
-  if (shape.literal) return { id: row.id, fields: shape.literal(row, readers, memos), createdAt: row.createdAt, updatedAt: row.updatedAt, createdBy: row.createdBy, updatedBy: row.updatedBy };
-  // A plain object: records of one page share its shape, which JSON.stringify walks about a third faster than the
-  // dictionary a prototype-less object is. Only a field named "__proto__" needs that (assigning it would set the
-  // prototype); "constructor" and the like become own properties either way.
-  const values: Record<string, unknown> = shape.dictionary ? Object.create(null) : {};
-  for (let i = 0; i < keys.length; i++) values[keys[i]] = readers[i](row, memos?.[i]);
+  let values: Record<string, unknown>;
+  if (shape.literal) values = shape.literal(row, readers, memos);
+  else {
+    // A field named "__proto__": a prototype-less object, where assigning that key makes an own property (in a plain
+    // object it would set the prototype). Plain objects elsewhere: JSON.stringify walks them about a third faster.
+    values = Object.create(null);
+    for (let i = 0; i < keys.length; i++) values[keys[i]] = readers[i](row, memos?.[i]);
+  }
   return { id: row.id, fields: values, createdAt: row.createdAt, updatedAt: row.updatedAt, createdBy: row.createdBy, updatedBy: row.updatedBy };
 }
 
