@@ -68,6 +68,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
   const { store } = deps;
   const listeners: RecordChangeListener[] = [];
 
+  // A record's answer: record-values.ts builds it from the field list's shape, worked out once per list.
   const toApi = recordOf;
 
   /**
