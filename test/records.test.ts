@@ -98,4 +98,16 @@ describe('records', () => {
       expect(r.body.msg).toMatch(/page/);
     }
   });
+
+  it('a page answers every field under its own name, whatever characters the name holds, and repeated multi-select values alike', async () => {
+    const names = ['say "hi"', 'back\\slash', 'line\u2028break', '${x}`', '7', 'constructor'];
+    const t = await makeTable(c, [...names.map((name) => ({ name, type: 'text' })), { name: 'Tags', type: 'multi_select', options: ['red', 'blue'] }]);
+    const fields = (i: number) => ({ ...Object.fromEntries(names.map((n) => [n, `${n} ${i}`])), Tags: i % 2 ? ['red', 'blue'] : ['red'] });
+    const body = { action: 'create', records: [0, 1, 2, 3].map((i) => rec(fields(i))) };
+    expect((await c.request('POST', `/api/v1/tables/${t}/records/batch`, { body })).status).toBe(200);
+    const page = await c.request('GET', `/api/v1/tables/${t}/records?page_size=10`);
+    expect(page.body.data.items.map((r: { fields: unknown }) => r.fields)).toEqual([0, 1, 2, 3].map(fields));
+    const gql = await c.graphql('query($t: ID!) { records(tableId: $t) { items { fields } } }', { t });
+    expect(gql.body.data.records.items.map((r: { fields: unknown }) => r.fields)).toEqual([0, 1, 2, 3].map(fields));
+  });
 });

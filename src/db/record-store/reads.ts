@@ -2,31 +2,20 @@
 import type { FieldDef } from '../../fields/field-type.js';
 import { typeOfField } from '../../fields/registry.js';
 import { Params } from '../sql-client.js';
-import { chunks, column, hasColumn, isLink, linkTable, recordTable, searchTable, type StoreContext } from './context.js';
+import { chunks, column, isLink, linkTable, recordTable, searchTable, type StoreContext } from './context.js';
 import { compileGroup, sortExpr } from './query.js';
+import { rowShape, storedRows, SYSTEM_COLUMNS } from './row-shape.js';
 import type { ConditionGroup, SortKey, StoredRow } from './types.js';
-
-const SYSTEM_COLUMNS = ['t._seq', 't._id', 't._created_at', 't._updated_at', 't._created_by', 't._updated_by'];
 
 export function recordReads({ client, dialect, scalar }: StoreContext) {
   const marks = (n: number) => new Params(dialect).bindAll(new Array(n).fill(null));
 
   function selectList(fields: FieldDef[]): string {
-    const cols = [...SYSTEM_COLUMNS];
-    for (const f of fields) if (hasColumn(typeOfField(f))) cols.push(`t.${column(f.id)}`);
-    return cols.join(', ');
+    return [...SYSTEM_COLUMNS, ...rowShape(fields).columns.map((f) => `t.${column(f.id)}`)].join(', ');
   }
 
   async function toRows(fields: FieldDef[], raw: unknown[][], prefix: string): Promise<StoredRow[]> {
-    const colFields = fields.filter((f) => hasColumn(typeOfField(f)));
-    const rows = raw.map((r) => {
-      const values: Record<string, unknown> = {};
-      for (let i = 0; i < colFields.length; i++) values[colFields[i].id] = r[6 + i];
-      return {
-        seq: r[0] as number, id: r[1] as string, createdAt: r[2] as string, updatedAt: r[3] as string,
-        createdBy: r[4] as string | null, updatedBy: r[5] as string | null, values,
-      };
-    });
+    const rows = storedRows(fields, raw);
     await loadLinks(fields, rows, prefix);
     return rows;
   }
