@@ -26,6 +26,8 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long a running request's claim lasts without renewal; renewed every third of it. */
 export const IDEMPOTENCY_LEASE_MS = 60_000;
 const PRUNE_EVERY_MS = 60_000;
+/** SQLite: how long an answer waits in memory for others to be written with it (see scheduleWrite). */
+const WRITE_AFTER_MS = 10;
 
 /** An answer as kept: the status, the headers to replay (never X-Request-Id) and the JSON body's text. */
 export interface KeptAnswer {
@@ -83,7 +85,7 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
       set: { fingerprint: p('fingerprint'), status: p('status'), headers: p('headers'), body: p('body'), expiresAt: p('expiresAt') },
       setWhere: lte(keys.expiresAt, p('now')),
     }).prepare();
-  const keptRow = store.db.select().from(keys).where(and(eq(keys.actor, sql.placeholder('actor')), eq(keys.key, sql.placeholder('key')))).limit(1).prepare();
+  const keptRow = (db: Db) => db.select().from(keys).where(and(eq(keys.actor, sql.placeholder('actor')), eq(keys.key, sql.placeholder('key')))).limit(1).prepare();
   /**
    * SQLite only (see the header): the keys of this process's requests by actor and key, with their fingerprints, and
    * their answers once given until they are written. Answers are written in the background, several per transaction.
@@ -92,8 +94,19 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
   const unwritten: Array<{ id: string; actor: string; key: string; fingerprint: string; answer: KeptAnswer; at: number }> = [];
   let writing: Promise<void> | undefined;
 
+  let timer: NodeJS.Timeout | undefined;
+  /**
+   * Writes the answers a little later rather than at once: started at once, a write would hold one answer (the next
+   * finishes while it commits), so a keyed request would cost a commit of its own, and every commit also makes the read
+   * connection drop its page cache. Waiting WRITE_AFTER_MS gathers the answers of several requests into one commit.
+   */
+  function scheduleWrite(claims: Map<string, { fingerprint: string; answer?: KeptAnswer }>) {
+    timer ??= setTimeout(() => void writeAnswers(claims), WRITE_AFTER_MS);
+  }
   /** Writes the answers given so far, in one transaction per round, until none is left. */
   function writeAnswers(claims: Map<string, { fingerprint: string; answer?: KeptAnswer }>): Promise<void> {
+    clearTimeout(timer);
+    timer = undefined;
     writing ??= (async () => {
       while (unwritten.length) {
         const batch = unwritten.splice(0);
@@ -136,7 +149,10 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
     };
     const before = inFlight();
     if (before) return before;
-    const row = (await keptRow.execute({ actor, key }))[0];
+    // Through the write connection: this table changes with every answer written, so on the read connection (whose
+    // cache the commits keep dropping) this lookup would read its pages from the file each time. The answers the write
+    // connection may hold uncommitted are still in `claims`, found above.
+    const row = (await store.preparedOnWriter(keptRow).execute({ actor, key }))[0];
     // Another request may have claimed the key while the row was read.
     const meanwhile = inFlight();
     if (meanwhile) return meanwhile;
@@ -153,7 +169,7 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
         // Replayed from memory at once; written with others shortly after (a crash in between loses it: a retry runs).
         entry.answer = answer;
         unwritten.push({ id, actor, key, fingerprint, answer, at: Date.now() });
-        void writeAnswers(claims);
+        scheduleWrite(claims);
       },
     };
   }
@@ -193,7 +209,7 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
 
   return {
     /** Resolves once every answer given so far is written (before the database closes). */
-    flush: () => writing ?? Promise.resolve(),
+    flush: () => (inMemory ? writeAnswers(inMemory) : Promise.resolve()),
     /**
      * Claims `key` for `actor` (e.g. `user:usr...`) and a request of `fingerprint` (method, path and body), or says why
      * not: the kept answer to replay, the first request still running, or the key used for another request.
