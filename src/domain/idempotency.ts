@@ -18,9 +18,12 @@
 // answer too once given (a repeat is replayed from there), and answers are written in the background, those of several
 // requests in one transaction: a keyed write costs a share of one commit rather than two commits of its own. A restart
 // frees at once the keys of the requests it cut off; a crash loses the answers of the last moment (their retries run).
-import { and, eq, isNull, lt, lte, sql } from 'drizzle-orm';
+// A key is looked up in the table only when in-memory filters of the keys that have rows cannot rule it out: a fresh
+// key, nearly every keyed write, costs no read (idempotency-seen.ts).
+import { and, eq, gt, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { first, type Db } from '../db/store.js';
 import type { Deps } from './deps.js';
+import { createSeenKeys } from './idempotency-seen.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long a running request's claim lasts without renewal; renewed every third of it. */
@@ -28,6 +31,8 @@ export const IDEMPOTENCY_LEASE_MS = 60_000;
 const PRUNE_EVERY_MS = 60_000;
 /** SQLite: how long an answer waits in memory for others to be written with it (see scheduleWrite). */
 const WRITE_AFTER_MS = 10;
+/** SQLite: rows read per query when the kept answers' keys are gathered at start-up. */
+const LOAD_PAGE = 5000;
 
 /** An answer as kept: the status, the headers to replay (never X-Request-Id) and the JSON body's text. */
 export interface KeptAnswer {
@@ -93,6 +98,23 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
   const inMemory = store.engine === 'sqlite' ? new Map<string, { fingerprint: string; answer?: KeptAnswer }>() : undefined;
   const unwritten: Array<{ id: string; actor: string; key: string; fingerprint: string; answer: KeptAnswer; at: number }> = [];
   let writing: Promise<void> | undefined;
+  /** SQLite: which keys may have a row, so that a fresh key is not looked up (see idempotency-seen.ts). */
+  const seen = inMemory ? createSeenKeys() : undefined;
+  // The rows of earlier runs go into `seen` in the background, a page at a time; until then every key is looked up.
+  if (seen) {
+    void (async () => {
+      let after: { actor: string; key: string } | undefined;
+      for (;;) {
+        const later = after && or(gt(keys.actor, after.actor), and(eq(keys.actor, after.actor), gt(keys.key, after.key)));
+        const page = await store.db.select({ actor: keys.actor, key: keys.key, expiresAt: keys.expiresAt }).from(keys)
+          .where(and(gt(keys.expiresAt, iso(Date.now())), later)).orderBy(keys.actor, keys.key).limit(LOAD_PAGE);
+        for (const r of page) seen.add(`${r.actor}\n${r.key}`, Date.parse(r.expiresAt));
+        if (page.length < LOAD_PAGE) break;
+        after = page[page.length - 1];
+      }
+      seen.loaded();
+    })().catch((e) => console.error('reading the kept Idempotency-Key answers failed (every key is looked up instead):', e));
+  }
 
   let timer: NodeJS.Timeout | undefined;
   /**
@@ -152,7 +174,8 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
     // Through the write connection: this table changes with every answer written, so on the read connection (whose
     // cache the commits keep dropping) this lookup would read its pages from the file each time. The answers the write
     // connection may hold uncommitted are still in `claims`, found above.
-    const row = (await store.preparedOnWriter(keptRow).execute({ actor, key }))[0];
+    // Looked up only when `seen` cannot rule a row out: for a fresh key it nearly always can.
+    const row = seen!.mayHave(id) ? (await store.preparedOnWriter(keptRow).execute({ actor, key }))[0] : undefined;
     // Another request may have claimed the key while the row was read.
     const meanwhile = inFlight();
     if (meanwhile) return meanwhile;
@@ -168,7 +191,9 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
         }
         // Replayed from memory at once; written with others shortly after (a crash in between loses it: a retry runs).
         entry.answer = answer;
-        unwritten.push({ id, actor, key, fingerprint, answer, at: Date.now() });
+        const at = Date.now();
+        unwritten.push({ id, actor, key, fingerprint, answer, at });
+        seen!.add(id, at + ttlMs);
         scheduleWrite(claims);
       },
     };
