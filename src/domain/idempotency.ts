@@ -171,10 +171,10 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
     };
     const before = inFlight();
     if (before) return before;
-    // Through the write connection: this table changes with every answer written, so on the read connection (whose
-    // cache the commits keep dropping) this lookup would read its pages from the file each time. The answers the write
-    // connection may hold uncommitted are still in `claims`, found above.
-    // Looked up only when `seen` cannot rule a row out: for a fresh key it nearly always can.
+    // Looked up only when `seen` cannot rule a row out (for a fresh key it nearly always can), and through the write
+    // connection: this table changes with every answer written, so on the read connection (whose cache the commits keep
+    // dropping) the lookup would read its pages from the file each time. The answers the write connection may hold
+    // uncommitted are still in `claims`, found above.
     const row = seen!.mayHave(id) ? (await store.preparedOnWriter(keptRow).execute({ actor, key }))[0] : undefined;
     // Another request may have claimed the key while the row was read.
     const meanwhile = inFlight();
