@@ -32,8 +32,7 @@ const PRUNE_EVERY_MS = 60_000;
 /**
  * SQLite: how long an answer waits in memory for others to be written with it (see scheduleWrite). At 10 ms a keyed
  * write still paid a tenth of a commit of its own in the E2 bench (1.1 commits per request); at 50 ms and 800 keyed
- * writes a second, one commit holds some 40 answers,
- * while a crash still loses only the answers of the last moment.
+ * writes a second, one commit holds some 40 answers, while a crash still loses only the answers of the last moment.
  */
 const WRITE_AFTER_MS = 50;
 /** SQLite: rows read per query when the kept answers' keys are gathered at start-up. */
