@@ -1,7 +1,7 @@
 // Idempotency-Key at the REST doors (contract section 14): the header's check, a request's fingerprint, the headers
 // worth keeping and the body of a replay. The keeping itself is the domain's (src/domain/idempotency.ts), handed to
 // createRestHandler as hooks by src/app.ts: this layer never imports the domain.
-import { createHash, type Hash } from 'node:crypto';
+import { createHash, hash, type Hash } from 'node:crypto';
 import { AppError } from '../src/errors.js';
 import type { Route } from './route.js';
 
@@ -68,13 +68,44 @@ function feed(hash: Hash, value: unknown, out: string[]): void {
   }
 }
 
+/**
+ * `feed`'s text when the body holds no bytes (every JSON body), else undefined. Built by concatenating strings (V8 joins
+ * them lazily), one call per value, since this runs on every keyed write: the same text, but it can be hashed in one
+ * call, with no Hash object (which costs more than hashing a record) and no array of pieces.
+ */
+function canonical(value: unknown): string | undefined {
+  if (value === undefined) return 'u';
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (value instanceof Uint8Array) return undefined;
+  let text = Array.isArray(value) ? '[' : '{';
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const inner = canonical(item);
+      if (inner === undefined) return undefined;
+      text = `${text}${inner},`;
+    }
+    return `${text}]`;
+  }
+  for (const k of Object.keys(value).sort()) {
+    const inner = canonical((value as Record<string, unknown>)[k]);
+    if (inner === undefined) return undefined;
+    text = `${text}${JSON.stringify(k)}:${inner},`;
+  }
+  return `${text}}`;
+}
+
 /** `METHOD /path <sha-256 of the query string and the parsed body>`: what a repeat of the key must match. */
 export function fingerprint(method: string, url: URL, body: unknown): string {
-  const hash = createHash('sha256').update(url.search).update('\n');
-  const out: string[] = [];
-  feed(hash, body, out);
-  hash.update(out.join(''));
-  return `${method} ${url.pathname} ${hash.digest('base64url')}`;
+  const text = canonical(body);
+  let digest: string;
+  if (text !== undefined) digest = hash('sha256', `${url.search}\n${text}`, 'base64url');
+  else {
+    const h = createHash('sha256').update(url.search).update('\n');
+    const out: string[] = [];
+    feed(h, body, out);
+    digest = h.update(out.join('')).digest('base64url');
+  }
+  return `${method} ${url.pathname} ${digest}`;
 }
 
 /**

@@ -270,10 +270,10 @@ describe('Idempotency-Key on /api/v1', () => {
     await restarted?.close();
     expect(taken.status).toBe(201);
     expect(taken.headers.get('idempotent-replayed')).toBeNull();
-    // The old claim's late answer does not overwrite the new one.
+    // The old claim's late answer does not overwrite the new one (once written: SQLite writes it a moment later).
     if (dead.outcome === 'claimed') await dead.finish({ status: 418, headers: {}, body: '{"stale":true}' });
+    await c.app.services.idempotency.flush();
     expectReplayOf(await send('POST', url, key, { body }), taken);
-
     await store.transaction((tx) => tx.db.update(keys).set({ expiresAt: new Date(Date.now() - 1000).toISOString() }).where(where));
     const again = await send('POST', url, key, { body });
     expect(again.status).toBe(201);

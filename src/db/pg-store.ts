@@ -96,6 +96,12 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
     }
   }
 
+  const cache = new Map<unknown, unknown>();
+  const prepared = <Q>(build: (db: Db) => Q): Q => {
+    let q = cache.get(build) as Q | undefined;
+    if (q === undefined) cache.set(build, (q = build(db)));
+    return q;
+  };
   return {
     engine: 'postgres',
     schema,
@@ -107,14 +113,9 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
     afterCommit: (callback) => callback(),
     openScan: () => ({ records, close: () => {} }),
     // Outside a transaction nothing is written, so there is nothing to announce.
-    prepared: (() => {
-      const cache = new Map<unknown, unknown>();
-      return <Q>(build: (db: Db) => Q): Q => {
-        let q = cache.get(build) as Q | undefined;
-        if (q === undefined) cache.set(build, (q = build(db)));
-        return q;
-      };
-    })(),
+    prepared,
+    // One pool serves reads and writes: there is no write connection whose cache would be warmer.
+    preparedOnWriter: prepared,
     announce: () => {},
     onAnnouncement(topic, heard) {
       listeners.set(topic, [...(listeners.get(topic) ?? []), heard]);

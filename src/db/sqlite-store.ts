@@ -158,6 +158,7 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
     announce: () => {},
     onAnnouncement: () => {},
     prepared: preparedOn(readDb),
+    preparedOnWriter: preparedForWrites,
     transaction,
     claimQueuedRun(startedAt, leaseUntil) {
       const runs = schema.workflowRuns;

@@ -60,6 +60,14 @@ export interface Store extends UnitOfWork {
    */
   transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T>;
   /**
+   * `prepared`, but run on the connection transactions write through (PostgreSQL: the same as `prepared`). SQLite's read
+   * connection drops its whole page cache at its first read after any commit, so a lookup in a table written on every
+   * request reads its pages from the file again each time; the write connection keeps its cache across this process's
+   * commits. It sees what the transaction holding it has written so far, committed or not: only for rows the caller
+   * tells apart itself (src/domain/idempotency.ts keeps the answers it is writing in memory until they are committed).
+   */
+  preparedOnWriter<Q>(build: (db: Db) => Q): Q;
+  /**
    * A secret the service keeps (the token signing key, the URL signing key): the one stored under `name`, or `create()`'s
    * value stored now. Processes starting at once over one database agree on one value.
    */
