@@ -7,15 +7,13 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { insertColumns, pgGetManySql, pgInsertSql, pgListSql, pgSearchSql, pgTableMeta, rawRows } from './pg-sql.js';
+import { insertColumns, pgGetManyArraySql, pgInsertArraysSql, pgListSql, pgSearchSql, pgTableMeta, rawRows } from './pg-sql.js';
 import { columnFields, fromStored, toStored, type FieldMeta } from './sql.js';
 import { newId } from '../src/ids.js';
 
 const PORT = Number(process.env.PORT);
 const HOST = process.env.HOST ?? '127.0.0.1';
 const SCRATCH = '"bench_scratch"';
-/** Rows per INSERT statement, as the service's PostgreSQL client sends them (rowsPerInsert). */
-const ROWS_PER_INSERT = 100;
 
 const pool = new pg.Pool({ connectionString: process.env.BASELINE_PG_URL, max: Number(process.env.BASELINE_POOL ?? 10) });
 pool.on('error', (e) => console.error('pool connection failed:', e.message));
@@ -96,7 +94,10 @@ function scratchTable(tableId: string, schema: string): Promise<string> {
   return t;
 }
 
-/** Batch create into the scratch copy: one transaction, 100-row INSERTs, read the records back by id, as the service does. */
+/**
+ * Batch create into the scratch copy as the service does: one transaction, one INSERT of a parameter array per column
+ * (elements converted by pg, as the service's are), then the records read back by id in one statement.
+ */
 async function batchCreate(tableId: string, body: { action: string; records: Array<{ fields: Record<string, unknown> }> }) {
   if (body.action !== 'create') throw Object.assign(new Error('baseline supports only action "create"'), { status: 400 });
   const { schema, fields } = await meta(tableId);
@@ -122,15 +123,8 @@ async function batchCreate(tableId: string, body: { action: string; records: Arr
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
-    for (let i = 0; i < tuples.length; i += ROWS_PER_INSERT) {
-      const slice = tuples.slice(i, i + ROWS_PER_INSERT);
-      await client.query(pgInsertSql(table, fields, slice.length), slice.flat());
-    }
-    const out: Array<ReturnType<typeof toRecord>> = [];
-    for (let i = 0; i < ids.length; i += 500) {
-      const chunk = ids.slice(i, i + 500);
-      for (const r of await rawRows(client, pgGetManySql(table, fields, chunk.length), chunk)) out.push(toRecord(fields, r));
-    }
+    await client.query(pgInsertArraysSql(table, fields), Array.from({ length: width }, (_, c) => tuples.map((t) => t[c])));
+    const out = (await rawRows(client, pgGetManyArraySql(table, fields), [ids])).map((r) => toRecord(fields, r));
     await client.query('COMMIT');
     const order = new Map(ids.map((id, i) => [id, i]));
     return { code: 0, msg: 'success', data: { items: out.sort((a, b) => order.get(a.id as string)! - order.get(b.id as string)!) } };

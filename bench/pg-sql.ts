@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { treeMeter, type CpuMeter } from './http-load.js';
-import { columnFields, listSql, selectList, type FieldMeta, type ListSql } from './sql.js';
+import { columnFields, listSql, selectList, storageOf, type FieldMeta, type ListSql } from './sql.js';
 
 const INT8 = 20;
 const JSONB = 3802;
@@ -61,15 +61,26 @@ export function insertColumns(fields: FieldMeta[]): string[] {
   return ['_id', '_created_at', '_updated_at', '_created_by', '_updated_by', ...columnFields(fields).map((f) => `"c_${f.id}"`)];
 }
 
-/** One multi-row INSERT of `rows` records into `table` (the service sends 100 rows a statement on PostgreSQL). */
+const PG_TYPES_OF = { text: 'text', real: 'double precision', integer: 'bigint', json: 'jsonb' } as Record<string, string>;
+
+/**
+ * The service's batch INSERT on PostgreSQL (pgDialect.insertArrays): every row in one statement, one array parameter per
+ * column, in insertColumns' order.
+ */
+export function pgInsertArraysSql(table: string, fields: FieldMeta[]): string {
+  const types = ['text', 'text', 'text', 'text', 'text', ...columnFields(fields).map((f) => PG_TYPES_OF[storageOf(f.type)])];
+  return `INSERT INTO ${table} (${insertColumns(fields).join(', ')}) SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})`;
+}
+
+/** The read-back of record-store getMany() on PostgreSQL: every id in one array parameter. */
+export const pgGetManyArraySql = (table: string, fields: FieldMeta[]) => `SELECT ${selectList(fields)} FROM ${table} t WHERE t._id = ANY($1::text[])`;
+
+/** One multi-row INSERT of `rows` records into `table` (the SQL part of seeding, bench/pg-seed.ts). */
 export function pgInsertSql(table: string, fields: FieldMeta[], rows: number): string {
   const cols = insertColumns(fields);
   const tuples = Array.from({ length: rows }, (_, r) => `(${marks(cols.length, 1 + r * cols.length)})`);
   return `INSERT INTO ${table} (${cols.join(', ')}) VALUES ${tuples.join(', ')}`;
 }
-
-/** The read-back of record-store getMany() for one chunk of ids. */
-export const pgGetManySql = (table: string, fields: FieldMeta[], n: number) => `SELECT ${selectList(fields)} FROM ${table} t WHERE t._id IN (${marks(n)})`;
 
 /** A table's fields (as bench/sql.ts needs them) and the schema of its base, from the service's database. */
 export async function pgTableMeta(db: pg.Pool | pg.Client, tableId: string): Promise<{ schema: string; fields: FieldMeta[] }> {

@@ -31,6 +31,11 @@ export const pgDialect: RecordDialect = {
   seqColumn: '_seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY',
   filterIndexTail: ', _seq',
   junctionTableOptions: '',
+  // unnest() returns the arrays' elements in order, so `_seq` numbers the rows in the order given. Array elements are
+  // read by each type's input function, as `$n` parameters are.
+  insertArrays: (table, columns, types) =>
+    `INSERT INTO ${table} (${columns.join(', ')}) SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})`,
+  inArray: (expr, n) => `${expr} = ANY($${n}::text[])`,
   insertOrIgnore: (table, rest) => `INSERT INTO ${table} ${rest} ON CONFLICT DO NOTHING`,
   insertOrReplace(table, columns, key, values) {
     const set = columns.filter((c) => !key.includes(c)).map((c) => `${c} = EXCLUDED.${c}`);

@@ -45,6 +45,14 @@ export interface RecordDialect extends SqlDialect {
   insertOrIgnore(table: string, rest: string): string;
   /** A one-row INSERT that replaces the row with the same `key` columns. */
   insertOrReplace(table: string, columns: readonly string[], key: readonly string[], values: readonly string[]): string;
+  /**
+   * Where every statement is a round trip to a server (PostgreSQL): an INSERT of any number of rows taking one array
+   * parameter per column (`$1`..`$n`, of SQL `types`), so a batch is one statement whose text never changes. Undefined
+   * where one cached single-row statement per row is fastest (SQLite).
+   */
+  insertArrays?(table: string, columns: readonly string[], types: readonly string[]): string;
+  /** The condition that `expr` is one of the values of the text array bound as `$n`; undefined where lists of placeholders are used. */
+  inArray?(expr: string, n: number): string;
   /** A `json` column as text that sorts as SQLite sorts the JSON text it stores (identity there). */
   jsonText(expr: string): string;
   readonly search: SearchDialect;

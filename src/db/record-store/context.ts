@@ -51,8 +51,11 @@ export interface StoreContext {
   dialect: RecordDialect;
   /** The first column of the first row a query answers (a COUNT, a max). */
   scalar(sql: string, params?: readonly unknown[]): Promise<unknown>;
-  /** INSERT of `tuples` (each with `columns.length` values) into `table`, `client.rowsPerInsert` rows per statement. */
-  insertRows(table: string, columns: string[], tuples: unknown[][]): Promise<void>;
+  /**
+   * INSERT of `tuples` (each with `columns.length` values) into `table`: one statement of column arrays where the dialect
+   * has insertArrays (`types` are the columns' SQL types), else `client.rowsPerInsert` rows per statement.
+   */
+  insertRows(table: string, columns: string[], tuples: unknown[][], types: readonly string[]): Promise<void>;
 }
 
 export function createContext(client: SqlClient): StoreContext {
@@ -60,11 +63,25 @@ export function createContext(client: SqlClient): StoreContext {
     client,
     dialect: client.dialect,
     scalar: async (sql, params) => (await client.rows(sql, params))[0]?.[0],
-    insertRows: (table, columns, tuples) => insertRows(client, table, columns, tuples),
+    insertRows: (table, columns, tuples, types) => insertRows(client, table, columns, tuples, types),
   };
 }
 
-async function insertRows(client: SqlClient, table: string, columns: string[], tuples: unknown[][]) {
+/**
+ * A value as an element of a text-form array parameter: what pg's own conversion of a parameter gives, except that an
+ * array is JSON too (as an element pg would nest it as a sub-array).
+ */
+const arrayElement = (v: unknown) => (v == null ? null : typeof v === 'object' ? JSON.stringify(v) : String(v));
+
+async function insertRows(client: SqlClient, table: string, columns: string[], tuples: unknown[][], types: readonly string[]) {
+  if (!tuples.length) return;
+  const d = client.dialect;
+  if (d.insertArrays && tuples.length > 1) {
+    // One round trip and one short statement for the whole batch, instead of one per slice of rows with a parameter each.
+    const arrays = columns.map((_, c) => tuples.map((t) => arrayElement(t[c])));
+    await client.run(d.insertArrays(table, columns, types), arrays);
+    return;
+  }
   const perStatement = Math.max(1, Math.min(client.rowsPerInsert, Math.floor(MAX_PARAMS / columns.length)));
   // The target columns type the values, so placeholders need no value; the text is built once per slice size.
   const texts = new Map<number, string>();

@@ -17,6 +17,7 @@ export interface EventRow {
 }
 
 const COLUMNS = ['id', 'base_id', 'seq', 'type', 'table_id', 'record_id', 'actor_type', 'actor_id', 'at', 'data'];
+const TYPES = ['text', 'text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'text', 'json'];
 
 export function eventRows(ctx: StoreContext) {
   const lastSeqSql = `SELECT max(seq) FROM events WHERE base_id = ${ctx.dialect.placeholder(1)}`;
@@ -28,7 +29,7 @@ export function eventRows(ctx: StoreContext) {
     async insertEvents(rows: EventRow[]): Promise<void> {
       await ctx.insertRows('events', COLUMNS, rows.map((r) => [
         r.id, r.baseId, r.seq, r.type, r.tableId, r.recordId, r.actorType, r.actorId, r.at, JSON.stringify(r.data),
-      ]));
+      ]), TYPES);
     },
   };
 }

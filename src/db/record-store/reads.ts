@@ -70,10 +70,13 @@ export function recordReads({ client, dialect, scalar }: StoreContext) {
 
     async getMany(tableId: string, fields: FieldDef[], ids: string[]): Promise<StoredRow[]> {
       const prefix = await client.tablePrefix(tableId);
+      if (!ids.length) return [];
       const out: StoredRow[] = [];
-      for (const chunk of chunks(ids)) {
-        const raw = await client.rows(`SELECT ${selectList(fields)} FROM ${recordTable(tableId, prefix)} t WHERE t._id IN (${marks(chunk.length)})`, chunk);
-        out.push(...(await toRows(fields, raw, prefix)));
+      const select = `SELECT ${selectList(fields)} FROM ${recordTable(tableId, prefix)} t WHERE`;
+      // One statement whatever the count where ids can go as one array parameter: a round trip costs more than the rows.
+      if (dialect.inArray) out.push(...(await toRows(fields, await client.rows(`${select} ${dialect.inArray('t._id', 1)}`, [ids]), prefix)));
+      else {
+        for (const chunk of chunks(ids)) out.push(...(await toRows(fields, await client.rows(`${select} t._id IN (${marks(chunk.length)})`, chunk), prefix)));
       }
       const order = new Map(ids.map((id, i) => [id, i]));
       return out.sort((a, b) => order.get(a.id)! - order.get(b.id)!);

@@ -8,7 +8,9 @@ import type { RowWrite } from './types.js';
 export function recordWrites(ctx: StoreContext, markSearchDirty: (tableId: string, ids: string[]) => Promise<void>) {
   const { client, dialect: d } = ctx;
   const p = (n: number) => d.placeholder(n);
-  const insertRows = (table: string, columns: string[], tuples: unknown[][]) => ctx.insertRows(table, columns, tuples);
+  // Value types without the columns' collation (which the columns apply on assignment), for array parameters.
+  const valueType = (storage: ColumnStorage) => d.columnType(storage).replace(/ COLLATE .*/, '');
+  const text = valueType('text');
 
   /** Junction rows of one link field; `replace` drops the records' old links first. */
   async function writeLinks(lt: string, links: Array<{ src: string; targets: string[] }>, replace: boolean) {
@@ -17,7 +19,7 @@ export function recordWrites(ctx: StoreContext, markSearchDirty: (tableId: strin
         await client.run(`DELETE FROM ${lt} WHERE src IN (${new Params(d).bindAll(chunk)})`, chunk);
       }
     }
-    await insertRows(lt, ['src', 'dst', 'pos'], links.flatMap(({ src, targets }) => targets.map((dst, pos) => [src, dst, pos])));
+    await ctx.insertRows(lt, ['src', 'dst', 'pos'], links.flatMap(({ src, targets }) => targets.map((dst, pos) => [src, dst, pos])), [text, text, 'integer']);
   }
 
   return {
@@ -34,10 +36,10 @@ export function recordWrites(ctx: StoreContext, markSearchDirty: (tableId: strin
       if (client.rowsPerInsert > 1 && values.length > 1) {
         // One statement per slice where a round trip costs more than the row (PostgreSQL): a join with the new values.
         // CAST takes the type without the column's collation; the column applies its own on assignment.
-        const valueType = d.columnType(type.storage as ColumnStorage).replace(/ COLLATE .*/, '');
+        const cast = valueType(type.storage as ColumnStorage);
         for (const slice of chunks(values, client.rowsPerInsert)) {
           let n = 0;
-          const tuples = slice.map(() => `(${p(++n)}, CAST(${p(++n)} AS ${valueType}))`).join(', ');
+          const tuples = slice.map(() => `(${p(++n)}, CAST(${p(++n)} AS ${cast}))`).join(', ');
           await client.run(`UPDATE ${rt} AS t SET ${column(field.id)} = v.val FROM (VALUES ${tuples}) AS v(id, val) WHERE t._id = v.id`,
             slice.flatMap((v) => [v.id, v.stored]));
         }
@@ -51,9 +53,10 @@ export function recordWrites(ctx: StoreContext, markSearchDirty: (tableId: strin
       const prefix = await client.tablePrefix(tableId);
       const colFields = fields.filter((f) => hasColumn(typeOfField(f)));
       const cols = ['_id', '_created_at', '_updated_at', '_created_by', '_updated_by', ...colFields.map((f) => column(f.id))];
-      await insertRows(recordTable(tableId, prefix), cols, rows.map((row) => [
+      const types = [text, text, text, text, text, ...colFields.map((f) => valueType(typeOfField(f).storage as ColumnStorage))];
+      await ctx.insertRows(recordTable(tableId, prefix), cols, rows.map((row) => [
         row.id, at, at, by, by, ...colFields.map((f) => row.values.get(f.id) ?? null),
-      ]));
+      ]), types);
       for (const f of fields.filter(isLink)) {
         const links = rows.map((row) => ({ src: row.id, targets: (row.values.get(f.id) as string[] | undefined) ?? [] }));
         await writeLinks(linkTable(f.id, prefix), links.filter((l) => l.targets.length), false);
