@@ -116,6 +116,12 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
   };
   const preparedForWrites = preparedOn(writeDb);
   const dataVersion = compile('PRAGMA data_version').pluck();
+  const runs = schema.workflowRuns;
+  // Prepared once (UnitOfWork.prepared): every workflow run begins with it, and drizzle would build it anew each time.
+  const claimRun = (db: Db) => db.update(runs)
+    .set({ status: 'running', startedAt: sql`${sql.placeholder('startedAt')}`, leaseUntil: sql`${sql.placeholder('leaseUntil')}` })
+    .where(eq(runs.id, sql`(SELECT id FROM workflow_runs WHERE status = 'queued' ORDER BY rowid LIMIT 1)`))
+    .returning({ id: runs.id, workflowId: runs.workflowId, tableId: runs.tableId, recordId: runs.recordId, depth: runs.depth }).prepare();
   const begin = compile('BEGIN IMMEDIATE');
   const commit = compile('COMMIT');
   const rollback = compile('ROLLBACK');
@@ -161,11 +167,8 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
     preparedOnWriter: preparedForWrites,
     transaction,
     claimQueuedRun(startedAt, leaseUntil) {
-      const runs = schema.workflowRuns;
       // One statement in a write transaction: transactions take turns, so no two claims see the same queued run.
-      return transaction(async (tx) => (await tx.db.update(runs).set({ status: 'running', startedAt, leaseUntil })
-        .where(eq(runs.id, sql`(SELECT id FROM workflow_runs WHERE status = 'queued' ORDER BY rowid LIMIT 1)`))
-        .returning({ id: runs.id, workflowId: runs.workflowId, tableId: runs.tableId, recordId: runs.recordId, depth: runs.depth }))[0]);
+      return transaction(async (tx) => (await tx.prepared(claimRun).execute({ startedAt, leaseUntil }))[0]);
     },
     claimDueDeliveries(now, leaseUntil, limit) {
       const d = schema.webhookDeliveries;

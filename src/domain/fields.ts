@@ -48,8 +48,11 @@ export function createFieldService(deps: Deps, computed: ComputedEngine, events:
     generation++;
     computed.forget();
   }
+  /** Transactions that changed field definitions: their own reads must see what the cache does not hold yet. */
+  const changedIn = new WeakSet<UnitOfWork>();
   /** After a change of field definitions inside `uow`. */
   function changed(uow: UnitOfWork) {
+    changedIn.add(uow);
     invalidate();
     computed.definitionsChanged(uow);
     uow.afterCommit(invalidate);
@@ -57,8 +60,14 @@ export function createFieldService(deps: Deps, computed: ComputedEngine, events:
   }
   // The same query for reads inside transactions, prepared once per connection (every record write reads the fields).
   const fieldsOfTableIn = (db: Db) => db.select().from(fields).where(eq(fields.tableId, sql.placeholder('tableId'))).orderBy(asc(fields.position)).prepare();
+  // A SQLite transaction sees the last commit, which is what the cache holds (another process's commit moves
+  // externalVersion, checked below), so every record write need not read the fields again; PostgreSQL's cache may lag
+  // another process's commit by up to a second, so there a transaction always reads. The cache is never filled from a
+  // transaction: what it read may still roll back.
+  const cacheInTransactions = store.engine === 'sqlite';
   async function loadFields(uow: UnitOfWork, tableId: string): Promise<FieldDef[]> {
-    if (uow.inTransaction) return (await uow.prepared(fieldsOfTableIn).execute({ tableId })) as FieldDef[];
+    const read = async () => (await uow.prepared(fieldsOfTableIn).execute({ tableId })) as FieldDef[];
+    if (uow.inTransaction && (!cacheInTransactions || changedIn.has(uow))) return read();
     const version = store.externalVersion();
     if (version !== seenVersion) {
       invalidate();
@@ -66,6 +75,7 @@ export function createFieldService(deps: Deps, computed: ComputedEngine, events:
     }
     const cached = cache.get(tableId);
     if (cached) return cached;
+    if (uow.inTransaction) return read();
     const seenGeneration = generation;
     const defs = (await fieldsOfTable.execute({ tableId })) as FieldDef[];
     if (generation === seenGeneration) cache.set(tableId, defs);
