@@ -180,6 +180,9 @@ describeE2E('views in a real browser', () => {
     await page.locator('[data-testid="view-tab"]', { hasText: 'Suggestions' }).click();
     await page.locator('[data-testid="share-view"]').click();
     await (await expectTestId(page, 'share-dialog', 'share dialog')).locator('[data-testid="share-switch"]').uncheck();
+    // The switch answers at once; the page is reloaded only once the server has stopped the sharing.
+    const suggestionsShared = async () => (await e2e.admin.data('GET', `/api/v1/tables/${tableId}/views`, undefined, 200)).find((v: any) => v.name === 'Suggestions').share_id;
+    await expect.poll(suggestionsShared, { timeout: 10_000 }).toBeNull();
     await pub.reload();
     await pub.getByText('This link is not shared').waitFor();
   });
