@@ -129,7 +129,9 @@ describe('import as a new table', () => {
     ] as any).toBuffer();
     const started = await importFile(c, `/api/v1/bases/${base}/import`, new Uint8Array(xlsx), 'menu.xlsx');
     expect(started.status, JSON.stringify(started.body)).toBe(202);
-    expect(await waitJob(c, started.body.data.job_id)).toMatchObject({ status: 'succeeded', imported: 2 });
+    const job = await waitJob(c, started.body.data.job_id);
+    // The whole job in the message: a run on PostgreSQL once answered imported 0 (not reproduced in 4 reruns).
+    expect(job, JSON.stringify(job)).toMatchObject({ status: 'succeeded', imported: 2 });
     const list = await c.request('GET', `/api/v1/tables/${started.body.data.table_id}/records`);
     expect(list.body.data.items.map((r: any) => r.fields)).toEqual([
       { Produit: 'Crème brûlée', Prix: 4.5, Date: '2024-03-01', Actif: true },

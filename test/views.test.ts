@@ -31,7 +31,7 @@ beforeAll(async () => {
     expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
   }
   tableId = await makeTable(c, FIELDS, { baseId });
-  const records = ['Todo', 'Doing', 'Done', 'Todo', null].map((s, i) => ({ fields: { Title: `T${i}`, Status: s, Points: i, Secret: `s${i}`, Due: `2026-11-0${i + 1}` } }));
+  const records = ['Todo', 'Doing', 'Done', 'Todo', null].map((s, i) => ({ fields: { Title: `T${i}`, Status: s, Points: i, Secret: `hidden-value-${i}`, Due: `2026-11-0${i + 1}` } }));
   const res = await c.request('POST', `/api/v1/tables/${tableId}/records/batch`, { body: { action: 'create', records } });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
 });
@@ -193,7 +193,7 @@ describe('sharing by link', () => {
     expect(recs.status).toBe(200);
     expect(recs.body.data.items.map((r: any) => r.fields.Title)).toEqual(['T0', 'T3']);
     const text = JSON.stringify([desc.body, recs.body]);
-    for (const secret of ['s0', 's3', 'Secret', 'Owner', editor.id, admin.id, tableId, baseId, gridView, await fieldId('Secret'), await fieldId('Owner')]) expect(text).not.toContain(secret);
+    for (const secret of ['hidden-value-0', 'hidden-value-3', 'Secret', 'Owner', editor.id, admin.id, tableId, baseId, gridView, await fieldId('Secret'), await fieldId('Owner')]) expect(text).not.toContain(secret);
     expect((await c.request('POST', `/api/share/${shareId}/submit`, { token: null, body: { fields: { Title: 'x' } } })).status).toBe(404);
   });
 
