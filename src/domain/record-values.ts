@@ -2,6 +2,7 @@
 import type { StoredRow } from '../db/store.js';
 import type { FieldDef, FieldType } from '../fields/field-type.js';
 import { typeOfField } from '../fields/registry.js';
+import { objectLiteralFunction } from '../object-literal.js';
 
 /**
  * How one field's API value is read from a stored row. `memo` (per page and field) is used by types whose value is the
@@ -67,23 +68,9 @@ interface RecordShape {
   literal?: (row: StoredRow, readers: ValueReader[], memos?: Array<Map<unknown, unknown> | undefined>) => Record<string, unknown>;
 }
 
-const builders = new Map<string, NonNullable<RecordShape['literal']>>();
-
-/**
- * A function building a record's values as one object literal with the field keys written out: V8 then creates each
- * object with its final shape at once instead of growing it key by key, the larger part of building a page's answers.
- * The keys are JSON string literals (valid JavaScript string literals); "__proto__" never gets here (a dictionary).
- */
+/** The values of a record as one object literal (src/object-literal.ts); "__proto__" never gets here (a dictionary). */
 function literalBuilder(keys: string[]): RecordShape['literal'] {
-  // Cached by the keys, not the field list: a list read inside a transaction is a new array on each write.
-  const key = keys.join('\u0000');
-  let built = builders.get(key);
-  if (built) return built;
-  if (builders.size >= 500) builders.clear();
-  const body = keys.map((k, i) => `${JSON.stringify(k)}: readers[${i}](row, memos && memos[${i}])`).join(',\n');
-  built = new Function('row', 'readers', 'memos', `return {\n${body}\n};`) as NonNullable<RecordShape['literal']>;
-  builders.set(key, built);
-  return built;
+  return objectLiteralFunction<NonNullable<RecordShape['literal']>>(['row', 'readers', 'memos'], keys.map((k, i) => [k, `readers[${i}](row, memos && memos[${i}])`]));
 }
 
 // Each field list's shape is worked out once: outside transactions a table's field list is cached, so it serves every page.

@@ -3,6 +3,7 @@ import type { FieldDef } from '../../fields/field-type.js';
 import { typeOfField } from '../../fields/registry.js';
 import { hasColumn, isLink } from './context.js';
 import type { StoredRow } from './types.js';
+import { objectLiteralFunction } from '../../object-literal.js';
 
 /** The system columns every row query selects first, in this order. */
 export const SYSTEM_COLUMNS = ['t._seq', 't._id', 't._created_at', 't._updated_at', 't._created_by', 't._updated_by'];
@@ -10,25 +11,14 @@ export const SYSTEM_COLUMNS = ['t._seq', 't._id', 't._created_at', 't._updated_a
 type ValuesOf = (r: unknown[]) => Record<string, unknown>;
 
 /**
- * The function building a row's `values` as one object literal, its keys written out: V8 then makes each object with its
- * final shape at once rather than growing it key by key for every value of a page, and every row of a table shares that
- * shape, so reading a value by field id stays cheap. Link fields start null: loadLinks fills them for the whole page.
- * Cached by the column list (a field list read in a transaction is a new array each time), with a bound.
+ * A row's `values` as one object literal (src/object-literal.ts), so every row of a table shares one shape and reading a
+ * value by field id stays cheap. Link fields start null: loadLinks fills them for the whole page.
  */
-const builders = new Map<string, ValuesOf>();
 function valuesBuilder(columnIds: string[], linkIds: string[]): ValuesOf {
-  const key = `${columnIds.join(',')}|${linkIds.join(',')}`;
-  let built = builders.get(key);
-  if (built) return built;
-  if (builders.size >= 500) builders.clear();
-  // Field ids are service-made ("fld" and letters); JSON.stringify keeps the source valid whatever they hold.
-  const props = [
-    ...columnIds.map((id, i) => `${JSON.stringify(id)}: r[${SYSTEM_COLUMNS.length + i}]`),
-    ...linkIds.map((id) => `${JSON.stringify(id)}: null`),
-  ];
-  built = new Function('r', `return {\n${props.join(',\n')}\n};`) as ValuesOf;
-  builders.set(key, built);
-  return built;
+  return objectLiteralFunction<ValuesOf>(['r'], [
+    ...columnIds.map((id, i): [string, string] => [id, `r[${SYSTEM_COLUMNS.length + i}]`]),
+    ...linkIds.map((id): [string, string] => [id, 'null']),
+  ]);
 }
 
 const byFields = new WeakMap<FieldDef[], { columns: FieldDef[]; valuesOf: ValuesOf }>();
