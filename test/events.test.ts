@@ -89,3 +89,50 @@ describe('the event log', () => {
     expect(cascade.find((e: any) => e.record_id === plain.id)).toMatchObject({ data: { changed_fields: ['Person'], before: { Person: [p.id] }, after: { Person: null } } });
   });
 });
+
+describe('pruning the event log', () => {
+  it('drops other events after EVENT_RETENTION_DAYS, record events (history) after HISTORY_RETENTION_DAYS, in every base', async () => {
+    const app = await makeApp({ EVENT_RETENTION_DAYS: '30', HISTORY_RETENTION_DAYS: '365' });
+    try {
+      const users = [await app.user('Pruned A'), await app.user('Pruned B')];
+      const tables: string[] = [];
+      for (const u of users) tables.push(await makeTable(app, [{ name: 'Name', type: 'text' }], { baseId: u.defaultBaseId, token: u.token }));
+      // More record events in one base than a prune chunk holds, so the walk takes several chunks.
+      for (let i = 0; i < 5; i++) {
+        const records = Array.from({ length: 500 }, (_, j) => ({ fields: { Name: `r${i}-${j}` } }));
+        const res = await app.request('POST', `/api/v1/tables/${tables[0]}/records/batch`, { token: users[0].token, body: { action: 'create', records } });
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+      }
+      ok(await app.request('POST', `/api/v1/tables/${tables[1]}/records`, { token: users[1].token, body: { fields: { Name: 'b' } } }), 201);
+      const count = async (baseId: string, type?: string) => {
+        let n = 0;
+        for (let after = '0'; ;) {
+          const res = await app.request('GET', `/api/v1/bases/${baseId}/events?after=${after}&limit=1000${type ? `&type=${type}` : ''}`);
+          expect(res.status).toBe(200);
+          n += res.body.data.items.length;
+          if (!res.body.data.next) return n;
+          after = res.body.data.next;
+        }
+      };
+      expect(await count(users[0].defaultBaseId, 'record.created')).toBe(2500);
+      expect(await count(users[0].defaultBaseId)).toBeGreaterThan(2500);
+
+      await app.app.services.events.prune(Date.now() + 29 * 86_400_000);
+      expect(await count(users[0].defaultBaseId)).toBeGreaterThan(2500);
+      await app.app.services.events.prune(Date.now() + 31 * 86_400_000);
+      expect(await count(users[0].defaultBaseId)).toBe(2500);
+      expect(await count(users[1].defaultBaseId)).toBe(1);
+      await app.app.services.events.prune(Date.now() + 366 * 86_400_000);
+      // Each base keeps its newest event, so the log goes on from where it was and cursors held by subscribers stay valid.
+      const kept = ok(await app.request('GET', `/api/v1/bases/${users[0].defaultBaseId}/events?limit=10`));
+      expect(kept.items.map((e: any) => e.data.after?.Name)).toEqual(['r4-499']);
+      const last = ok(await app.request('GET', `/api/v1/bases/${users[1].defaultBaseId}/events?limit=10`)).items;
+      expect(last.map((e: any) => e.data.after?.Name)).toEqual(['b']);
+      ok(await app.request('POST', `/api/v1/tables/${tables[1]}/records`, { token: users[1].token, body: { fields: { Name: 'c' } } }), 201);
+      const next = ok(await app.request('GET', `/api/v1/bases/${users[1].defaultBaseId}/events?after=${last[0].seq}`));
+      expect(next.items.map((e: any) => [e.type, e.data.after.Name])).toEqual([['record.created', 'c']]);
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -220,7 +220,7 @@ export const pluginRuns = sqliteTable('plugin_runs', {
  * the change; read by cursor (`seq` per base) and pruned after EVENT_RETENTION_DAYS.
  */
 export const events = sqliteTable('events', {
-  id: text('id').primaryKey(),
+  id: text('id').notNull(),
   baseId: text('base_id').notNull(),
   seq: integer('seq').notNull(),
   type: text('type').notNull(),
@@ -230,7 +230,11 @@ export const events = sqliteTable('events', {
   actorId: text('actor_id'),
   at: text('at').notNull(),
   data: text('data', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
-}, (t) => [uniqueIndex('events_base_seq').on(t.baseId, t.seq), index('events_at').on(t.at), index('events_record').on(t.recordId)]);
+}, (t) => [
+  // Two indexes, as few as the reads allow: (base, seq) orders the log; record_id serves record history and, through its
+  // nulls, finds the few other events (fields, tables, views), which are pruned sooner (events.prune).
+  primaryKey({ columns: [t.baseId, t.seq] }), index('events_record').on(t.recordId),
+]);
 
 /** Answers kept for `Idempotency-Key` (contract section 14): per actor and key, 24 h; `status` null while the first runs. */
 export const idempotencyKeys = sqliteTable('idempotency_keys', {

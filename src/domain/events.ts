@@ -1,7 +1,7 @@
 // The event log (contract section 14): every change to records, fields and tables, written in the transaction of the
 // change (an outbox), with its actor; read by cursor per base and pruned after EVENT_RETENTION_DAYS. One log feeds the
 // events endpoint, subscriptions and webhooks, so none of them can see a change that rolled back or miss one that did not.
-import { and, asc, eq, gt, lt, max, notLike, or } from 'drizzle-orm';
+import { aliasedTable, and, asc, eq, exists, gt, isNull, lt, lte, max } from 'drizzle-orm';
 import { first, type EventRow, type UnitOfWork } from '../db/store.js';
 import { badRequest, forbidden } from '../errors.js';
 import { newId, nowIso } from '../ids.js';
@@ -42,6 +42,8 @@ export const eventField = (f: FieldDef) => ({ id: f.id, name: f.name, type: f.ty
 /** Events a subscription reads per query, and how often it looks without being woken. */
 const STREAM_BATCH = 500;
 const STREAM_POLL_MS = 1000;
+/** Events deleted per transaction when pruning: a writer waits for one chunk at most. */
+const PRUNE_CHUNK = 2000;
 
 const json = (v: unknown) => JSON.stringify(v ?? null);
 
@@ -66,6 +68,7 @@ export type AppendHook = (tx: UnitOfWork, baseId: string, appended: ApiEvent[]) 
 
 export function createEventLog({ store, config }: Deps) {
   const { events } = store.schema;
+  const newerEvents = aliasedTable(events, 'newer');
   const hooks: AppendHook[] = [];
   /** Hears of committed events of a base (from this process, or announced by another with baseId unknown: null). */
   const listeners = new Set<(baseId: string | null) => void>();
@@ -179,12 +182,32 @@ export function createEventLog({ store, config }: Deps) {
     /** How many subscriptions this process is serving. */
     openStreams: () => openStreams,
 
-    /** Deletes events older than the retention period. */
+    /**
+     * Deletes events older than the retention period. Record events are also record history (contract section 16),
+     * kept HISTORY_RETENTION_DAYS when that is longer, so the two kinds are pruned apart: the few other events through
+     * their own partial index, and everything past the longer period oldest first per base (`at` grows with `seq`), in
+     * chunks of their own transactions, so the record events still kept are never read and writers wait briefly. A base's
+     * newest event is kept, whatever its age: the next event's `seq` follows it, so cursors held by subscribers stay valid.
+     */
     async prune(now = Date.now()) {
-      // Record events are also record history (contract section 16): kept HISTORY_RETENTION_DAYS when that is longer.
       const before = new Date(now - config.eventRetentionDays * 86_400_000).toISOString();
       const historyBefore = new Date(now - Math.max(config.eventRetentionDays, config.historyRetentionDays) * 86_400_000).toISOString();
-      await store.transaction(async (tx) => void (await tx.db.delete(events).where(or(lt(events.at, historyBefore), and(lt(events.at, before), notLike(events.type, 'record.%'))))));
+      await store.transaction(async (tx) => {
+        const newer = tx.db.select({ seq: newerEvents.seq }).from(newerEvents).where(and(eq(newerEvents.baseId, events.baseId), gt(newerEvents.seq, events.seq)));
+        await tx.db.delete(events).where(and(isNull(events.recordId), lt(events.at, before), exists(newer)));
+      });
+      const nextBase = async (after: string) => (await first(store.db.select({ id: events.baseId }).from(events)
+        .where(gt(events.baseId, after)).orderBy(asc(events.baseId)).limit(1)))?.id;
+      for (let baseId = await nextBase(''); baseId !== undefined; baseId = await nextBase(baseId)) {
+        for (;;) {
+          const oldest = await store.db.select({ seq: events.seq, at: events.at }).from(events)
+            .where(eq(events.baseId, baseId)).orderBy(asc(events.seq)).limit(PRUNE_CHUNK);
+          const expired = oldest.findIndex((e) => e.at >= historyBefore);
+          const last = (expired === -1 ? oldest.slice(0, -1) : oldest.slice(0, expired)).at(-1);
+          if (last) await store.transaction(async (tx) => void (await tx.db.delete(events).where(and(eq(events.baseId, baseId), lte(events.seq, last.seq)))));
+          if (expired !== -1 || oldest.length < PRUNE_CHUNK || !last) break;
+        }
+      }
     },
   };
 }
