@@ -18,7 +18,7 @@ import { createServices } from './domain/services.js';
 import { schema } from '../schema/index.js';
 import type { Context } from '../schema/context.js';
 import { classifyError, createRestHandler } from '../rest-adapters/adapter.js';
-import { families, json, v1Error } from '../rest-adapters/envelopes.js';
+import { families, json, jsonText, v1Error } from '../rest-adapters/envelopes.js';
 import { openApiRoutes, routes, v1Routes } from '../rest-adapters/routes/index.js';
 import { openSchemas } from '../rest-adapters/schemas.js';
 import { createRateLimiter } from './auth/rate-limit.js';
@@ -209,8 +209,6 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   const attachmentHttp = createAttachmentHttp(services.attachments);
   const web = createWebServer();
   const docs = createApiDocs();
-  const jsonDoc = (text: string, requestId: string) =>
-    new Response(text, { headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId } });
 
   // Only counted when someone can read them: without METRICS_TOKEN there is no registry, no timers and no cost per request.
   const metricsToken = config.metricsToken ? Buffer.from(`Bearer ${config.metricsToken}`) : undefined;
@@ -246,7 +244,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     }
     if (p === '/api/v1/openapi.json' || p === '/api/open/v1/openapi.json') {
       state.route = p;
-      return jsonDoc(p === '/api/v1/openapi.json' ? openApiV1 : openApiOpen, requestId);
+      return jsonText(200, p === '/api/v1/openapi.json' ? openApiV1 : openApiOpen, requestId);
     }
     if (p === '/api/docs' || p.startsWith('/api/docs/')) {
       const page = docs.handle(request, url);
