@@ -78,8 +78,8 @@ function describeAjvError(e: ErrorObject): { field: string; message: string } {
   return { field, message: `"${field}" ${e.message}` };
 }
 
-/** Reads a JSON (or, for `form`, URL-encoded) body up to the limit, counting real bytes rather than trusting Content-Length. */
-export async function readBody(request: Request, format: 'json' | 'form' | 'upload' = 'json', limit = format === 'upload' ? MAX_UPLOAD_BYTES : MAX_JSON_BYTES): Promise<unknown> {
+/** A request's body, read no further than `limit` bytes (a 413 past it, or when Content-Length says more); undefined when empty. */
+export async function readBytes(request: Request, limit: number) {
   const declared = Number(request.headers.get('content-length') ?? 0);
   if (declared > limit) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${limit} bytes`);
   if (!request.body) return undefined;
@@ -96,10 +96,15 @@ export async function readBody(request: Request, format: 'json' | 'form' | 'uplo
     }
     chunks.push(value);
   }
-  if (size === 0) return undefined;
+  return size ? Buffer.concat(chunks) : undefined;
+}
+
+/** Reads a JSON (or, for `form`, URL-encoded) body up to the limit, counting real bytes rather than trusting Content-Length. */
+export async function readBody(request: Request, format: 'json' | 'form' | 'upload' = 'json', limit = format === 'upload' ? MAX_UPLOAD_BYTES : MAX_JSON_BYTES): Promise<unknown> {
+  const bytes = await readBytes(request, limit);
+  if (!bytes) return undefined;
   const contentType = request.headers.get('content-type') ?? '';
   if (format === 'upload') {
-    const bytes = Buffer.concat(chunks);
     if (!/multipart\/form-data/i.test(contentType)) return { file: bytes };
     let form: FormData;
     try {
@@ -111,7 +116,7 @@ export async function readBody(request: Request, format: 'json' | 'form' | 'uplo
     if (!file || typeof file === 'string') throw new AppError('BAD_REQUEST', 'The multipart body needs a "file" part holding the package', { details: [{ field: 'file', message: 'required' }] });
     return { file: Buffer.from(await file.arrayBuffer()) };
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = bytes.toString('utf8');
   if (format === 'form' && /application\/x-www-form-urlencoded/i.test(contentType)) {
     return Object.fromEntries(new URLSearchParams(text));
   }

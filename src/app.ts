@@ -32,6 +32,7 @@ import { startRunUpkeep } from './domain/interrupted-runs.js';
 import { createWebhookWorker } from './domain/webhooks/index.js';
 import { createGuardedFetch } from './net/ssrf-guard.js';
 import { buildOpenApi } from '../rest-adapters/openapi.js';
+import { limitGraphqlBody } from './graphql/body-limit.js';
 import { withEventIds } from './graphql/sse-event-ids.js';
 import { useCompiledOperations } from './graphql/use-compiled-operations.js';
 import { useHttpStatusExtension } from './graphql/use-http-status-extension.js';
@@ -138,6 +139,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     graphqlEndpoint: '/graphql',
     logging: false,
     landingPage: false,
+    // The body's size is checked in front of yoga (limitGraphqlBody), at less cost.
+    maxRequestBodySize: false,
     // GraphiQL (still on for browser GETs) from our own assets: yoga's default page loads it from a CDN.
     renderGraphiQL: () => docs.renderGraphiQL(),
     plugins: [useCompiledOperations(), useHttpStatusExtension(), useApplicationLimits(), useInternalErrorLog()],
@@ -240,7 +243,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     }
     if (p === '/graphql') {
       state.route = p;
-      return withEventIds(await yoga.fetch(request, { requestState: state }));
+      const limited = await limitGraphqlBody(request);
+      return 'tooLarge' in limited ? limited.tooLarge : withEventIds(await yoga.fetch(limited.request, { requestState: state }));
     }
     if (p === '/api/v1/openapi.json' || p === '/api/open/v1/openapi.json') {
       state.route = p;

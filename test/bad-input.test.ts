@@ -437,6 +437,21 @@ describe('body size', () => {
     expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
     expect(res.body.data.items).toHaveLength(10);
   });
+
+  it('a /graphql body over 25,000,000 bytes is a 413 with a GraphQL error, whether it declares its length or not', async () => {
+    const query = '{ me { id } }';
+    const over = JSON.stringify({ query, variables: { pad: 'x'.repeat(25_000_000) } });
+    // Without Content-Length (as a chunked body comes): read up to the limit, then refused.
+    const chunked = await c.request('POST', '/graphql', { raw: over, headers: { 'content-type': 'application/json' } });
+    expect(chunked.status).toBe(413);
+    expect(chunked.body.errors[0]).toMatchObject({ extensions: { code: 'REQUEST_ENTITY_TOO_LARGE' } });
+    // A declared length past the limit is refused before the body is read.
+    const declared = await c.request('POST', '/graphql', { raw: '{}', headers: { 'content-type': 'application/json', 'content-length': '25000001' } });
+    expect(declared.status).toBe(413);
+    const fine = await c.request('POST', '/graphql', { raw: JSON.stringify({ query, variables: { pad: 'x'.repeat(1_000_000) } }), headers: { 'content-type': 'application/json' } });
+    expect(fine.status, JSON.stringify(fine.body)).toBe(200);
+    expect(fine.body.data.me.id).toBeTruthy();
+  });
 });
 
 describe('ids that do not exist', () => {

@@ -3,7 +3,8 @@
 const FIELDS = ['tableEvents', 'baseEvents'];
 
 export function withEventIds(response: Response): Response {
-  if (!response.body || !response.headers.get('content-type')?.startsWith('text/event-stream')) return response;
+  // The content type first: reading `body` would turn a string answer into a stream the server must then pipe.
+  if (!response.headers.get('content-type')?.startsWith('text/event-stream') || !response.body) return response;
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   const ids = new TransformStream<Uint8Array, Uint8Array>({
