@@ -20,7 +20,7 @@ import { seedPg, waitSearchCaughtUp, type SeedResult } from './pg-seed.js';
 import { idleUse, start, stop, waitHealthy, waitIdle, waitLogged, type Child } from './procs.js';
 import { fmt, type Row } from './report.js';
 import {
-  ADMIN, BIG_RECORDS, CONNECTIONS, ENGINES, KEEP, LIST_RECORDS, ONLY, PG_WORKLOADS, PROFILE, ROOT, SCALE, SEED_BIG, SEED_LIST, SERVICE_DIR,
+  ADMIN, BIG_RECORDS, CONNECTIONS, ENGINES, KEEP, LIST_RECORDS, ONLY, PG_WORKLOADS, PROFILE, ROOT, SCALE, SEED_BIG, SEED_LIST, SERVICE_DIR, SERVICE_NODE_FLAGS,
 } from './settings.js';
 
 /** Records of the 1M-record table written through the API; the rest go in by SQL (see the header). */
@@ -107,7 +107,7 @@ export async function runPostgres(part: PgPart): Promise<void> {
       const child = await start(`pg-service-${++starts}-w${workers}`, {
         cwd: SERVICE_DIR, script: 'src/main.ts', logDir: part.tmp,
         env: { DATA_DIR: pgDataDir, DATABASE_URL: url, WORKERS: String(workers), ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password },
-        nodeArgs: profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
+        nodeArgs: [...SERVICE_NODE_FLAGS, ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])],
       });
       await waitHealthy(child);
       // Every worker must listen before the load's connections are opened, or the first ones get them all.

@@ -48,7 +48,7 @@ import { fmt, type Row } from './report.js';
 import { finish } from './results.js';
 import {
   ADMIN, BIG_RECORDS, CONNECTIONS, enc, ENGINES, eqFilter, KEEP, LATENCY_SECONDS, LIST_PAGES, LIST_RECORDS, listPath, ONLY, PAGE_SIZE, PROFILE, ROOT,
-  COMPUTED_LIST_RECORDS, SCALE, SEED_BIG, SEED_LIST, SERVICE_DIR, SLOW_SECONDS, THROUGHPUT_SECONDS, VERIFY_DISTINCT, VERIFY_REUSE_CALLS, WEBHOOK_RECORDS, WORKFLOW_RECORDS,
+  COMPUTED_LIST_RECORDS, SCALE, SEED_BIG, SEED_LIST, SERVICE_DIR, SERVICE_NODE_FLAGS, SLOW_SECONDS, THROUGHPUT_SECONDS, VERIFY_DISTINCT, VERIFY_REUSE_CALLS, WEBHOOK_RECORDS, WORKFLOW_RECORDS,
 } from './settings.js';
 import { fieldMeta, queryPlans } from './sql.js';
 import { startTime } from './start-time.js';
@@ -91,7 +91,7 @@ async function runSqlite(tmp: string, rows: Row[], problems: string[], profileDi
         DATA_DIR: dataDir, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password,
         ...(receiver ? { PLUGIN_PROXY_ALLOW_PRIVATE: `127.0.0.1:${receiver.port}` } : {}),
       },
-      nodeArgs: PROFILE ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
+      nodeArgs: [...SERVICE_NODE_FLAGS, ...(PROFILE ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])],
     });
     await waitHealthy(service);
     // "Idle" is measured against what the service uses doing nothing: under --cpu-prof the sampler alone keeps it at

@@ -1,10 +1,20 @@
 // The bench's settings from the environment (see bench/run.ts's header), shared by the SQLite and PostgreSQL parts.
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // The checkout whose src/main.ts is benchmarked: this one unless BENCH_SERVICE_DIR names another (e.g. to compare commits).
 export const SERVICE_DIR = path.resolve(process.env.BENCH_SERVICE_DIR ?? ROOT);
+/**
+ * The node flags `npm start` gives the service (package.json's start script, e.g. its young-generation size), so the
+ * bench runs the service as production does; none for a checkout whose start script has none.
+ */
+export const SERVICE_NODE_FLAGS: string[] = (() => {
+  const start = (JSON.parse(fs.readFileSync(path.join(SERVICE_DIR, 'package.json'), 'utf8')) as { scripts?: { start?: string } }).scripts?.start ?? '';
+  const args = start.split(/\s+/);
+  return args.slice(args.indexOf('node') + 1).filter((a) => a.startsWith('--') && a !== '--enable-source-maps');
+})();
 export const RESULTS = path.join(ROOT, 'bench', 'results');
 export const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 if (!(SCALE > 0)) throw new Error(`BENCH_SCALE must be a positive number, got ${process.env.BENCH_SCALE}`);
