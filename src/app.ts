@@ -33,6 +33,7 @@ import { createWebhookWorker } from './domain/webhooks/index.js';
 import { createGuardedFetch } from './net/ssrf-guard.js';
 import { buildOpenApi } from '../rest-adapters/openapi.js';
 import { limitGraphqlBody } from './graphql/body-limit.js';
+import { createGraphqlFastPath } from './graphql/fast-path.js';
 import { withEventIds } from './graphql/sse-event-ids.js';
 import { useCompiledOperations } from './graphql/use-compiled-operations.js';
 import { useHttpStatusExtension } from './graphql/use-http-status-extension.js';
@@ -134,6 +135,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     return socketAddress ?? 'local';
   }
 
+  const graphqlFastPath = createGraphqlFastPath(contextFor);
   const yoga = createYoga<{ requestState: RequestState }>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -143,7 +145,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     maxRequestBodySize: false,
     // GraphiQL (still on for browser GETs) from our own assets: yoga's default page loads it from a CDN.
     renderGraphiQL: () => docs.renderGraphiQL(),
-    plugins: [useCompiledOperations(), useHttpStatusExtension(), useApplicationLimits(), useInternalErrorLog()],
+    plugins: [useCompiledOperations(graphqlFastPath), useHttpStatusExtension(), useApplicationLimits(), useInternalErrorLog()],
     context: ({ request, requestState }) => contextFor(request, requestState),
     maskedErrors: {
       maskError(error) {
@@ -244,7 +246,9 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     if (p === '/graphql') {
       state.route = p;
       const limited = await limitGraphqlBody(request);
-      return 'tooLarge' in limited ? limited.tooLarge : withEventIds(await yoga.fetch(limited.request, { requestState: state }));
+      if ('tooLarge' in limited) return limited.tooLarge;
+      const fast = await graphqlFastPath.run(limited.request, state);
+      return 'answer' in fast ? fast.answer : withEventIds(await yoga.fetch(fast.request, { requestState: state }));
     }
     if (p === '/api/v1/openapi.json' || p === '/api/open/v1/openapi.json') {
       state.route = p;
@@ -295,6 +299,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     /** Whether script plugins run under OS isolation (bubblewrap) or only the in-Python layers. */
     sandbox,
     routes: rest.compiled,
+    /** The /graphql fast path (src/graphql/fast-path.ts), whose count tests read. */
+    graphqlFastPath,
     /** Answers one request; `socketAddress` is the peer's address when it came over a socket. Every request is one log line. */
     async fetch(request: Request, socketAddress?: string): Promise<Response> {
       const started = performance.now();
