@@ -58,6 +58,9 @@ describe('the /graphql fast path', () => {
     const stranger = await c.user('Stranger');
     const refusedTwice = [await c.graphql(LIST, { t: tableId, size: 10 }, stranger.token), await c.graphql(LIST, { t: tableId, size: 10 }, stranger.token)];
     expect(refusedTwice.map((r) => r.status)).toEqual([403, 403]);
+    // A bad token makes the context fail: yoga's 401, twice.
+    const badToken = [await c.graphql(LIST, { t: tableId, size: 10 }, 'not.a.jwt'), await c.graphql(LIST, { t: tableId, size: 10 }, 'not.a.jwt')];
+    expect(badToken.map((r) => [r.status, r.body.errors?.[0]?.extensions?.code])).toEqual([[401, 'UNAUTHORIZED'], [401, 'UNAUTHORIZED']]);
     expect(served()).toBe(before);
   });
 });

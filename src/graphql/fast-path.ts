@@ -63,17 +63,20 @@ export function createGraphqlFastPath(contextFor: (request: Request, state: Requ
       if (operationName != null && typeof operationName !== 'string') return declined();
       const op = known.get(params.query)?.get(operationName ?? '');
       if (!op) return declined();
-      const ctx = await contextFor(request, state);
-      if (ctx.actor?.kind === 'app') return declined();
-      // The context yoga would build: its own fields, then ours.
-      const contextValue = { requestState: state, request, params, ...ctx };
-      const result = await executeOperation(op, contextValue, (variables ?? {}) as Record<string, unknown>, () => {
-        throw DECLINED; // variables the compiled code refused: yoga words the error
-      }).catch((e) => {
-        if (e === DECLINED) return undefined;
-        throw e;
-      });
-      if (!result || result.errors?.length) return declined();
+      // Whatever fails here (a bad token makes the context throw; refused variables) yoga answers in its own words.
+      let result;
+      try {
+        const ctx = await contextFor(request, state);
+        if (ctx.actor?.kind === 'app') return declined();
+        // The context yoga would build: its own fields, then ours.
+        const contextValue = { requestState: state, request, params, ...ctx };
+        result = await executeOperation(op, contextValue, (variables ?? {}) as Record<string, unknown>, () => {
+          throw DECLINED;
+        });
+      } catch {
+        return declined();
+      }
+      if (result.errors?.length) return declined();
       const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', ...getCORSHeadersByRequestAndOptions(request, {}) };
       served++;
       return { answer: new FetchResponse(JSON.stringify({ data: result.data }), { status: 200, headers }) };
