@@ -14,6 +14,7 @@ import type { RequestState } from '../log.js';
 const MAX_KNOWN = 1000;
 /** Accept values for which yoga answers `application/json` with nothing else to negotiate. */
 const PLAIN_ACCEPT = new Set(['*/*', 'application/json', 'application/json; charset=utf-8']);
+/** Thrown by the fallback when the compiled code refused the variables (no resolver ran): yoga words that error. */
 const DECLINED = Symbol('declined');
 
 export interface GraphqlParams {
