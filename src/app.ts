@@ -120,7 +120,15 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   const fileSweeping = setInterval(sweepFiles, 3_600_000).unref();
   services.search.touchAll((await store.db.select({ id: store.schema.tables.id }).from(store.schema.tables)).map((t) => t.id));
 
-  async function contextFor(request: Request, requestState: RequestState): Promise<Context> {
+  // One context per /graphql request: when the fast path hands a request on to yoga, yoga's context is the one it built
+  // (the token is verified once; a refusal of it is the same refusal). REST builds its own, once.
+  const contexts = new WeakMap<RequestState, Promise<Context>>();
+  function contextFor(request: Request, requestState: RequestState): Promise<Context> {
+    let context = contexts.get(requestState);
+    if (!context) contexts.set(requestState, (context = buildContext(request, requestState)));
+    return context;
+  }
+  async function buildContext(request: Request, requestState: RequestState): Promise<Context> {
     const actor = await services.auth.actorFromHeader(request.headers.get('authorization'));
     requestState.actorId = actor?.id;
     return { actor, services, requestId: requestState.requestId, clientAddress: requestState.clientAddress, requestState, lastEventId: request.headers.get('last-event-id'), signal: request.signal };
@@ -165,7 +173,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     context: (request, requestState, route) =>
       route.auth === false
         ? Promise.resolve({ actor: null, services, requestId: requestState.requestId, clientAddress: requestState.clientAddress, requestState })
-        : contextFor(request, requestState),
+        : buildContext(request, requestState),
     beforeBody: (route, document, ctx, params) => {
       const need = route.requireBeforeBody;
       if (need === 'systemAdmin' && !(ctx.actor?.kind === 'user' && ctx.actor.isAdmin)) {

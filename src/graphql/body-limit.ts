@@ -12,6 +12,10 @@ const tooLarge = () => new FetchResponse(JSON.stringify({
   errors: [{ message: `Request body too large: at most ${GRAPHQL_MAX_BODY_BYTES} bytes`, extensions: { code: 'REQUEST_ENTITY_TOO_LARGE' } }],
 }), { status: 413, headers: { 'content-type': 'application/json; charset=utf-8' } });
 
+/** `request` again with `body`, once its own body has been read. */
+export const withBody = (request: Request, body: BodyInit | null | undefined): Request =>
+  new FetchRequest(request.url, { method: request.method, headers: request.headers, body, signal: request.signal });
+
 /**
  * The request to hand yoga when its body is within the limit (read into a new request when it declared no length), or
  * the 413 to answer when it is not.
@@ -22,7 +26,7 @@ export async function limitGraphqlBody(request: Request): Promise<{ request: Req
   if (declared !== null) return Number(declared) > GRAPHQL_MAX_BODY_BYTES ? { tooLarge: tooLarge() } : { request };
   try {
     const body = await readBytes(request, GRAPHQL_MAX_BODY_BYTES);
-    return { request: new FetchRequest(request.url, { method: request.method, headers: request.headers, body, signal: request.signal }) };
+    return { request: withBody(request, body) };
   } catch (e) {
     if (e instanceof AppError && e.code === 'PAYLOAD_TOO_LARGE') return { tooLarge: tooLarge() };
     throw e;

@@ -5,10 +5,11 @@
 // yoga), and every answer with errors (a query changes nothing, so yoga running it again answers it as before).
 import { getOperationAST, type DocumentNode } from 'graphql';
 import { getCORSHeadersByRequestAndOptions } from '@whatwg-node/server';
-import { Request as FetchRequest, Response as FetchResponse } from '@whatwg-node/fetch';
+import { Response as FetchResponse } from '@whatwg-node/fetch';
 import { executeOperation, type CompiledOperation } from '../../schema/run-operation.js';
 import type { Context } from '../../schema/context.js';
 import type { RequestState } from '../log.js';
+import { withBody } from './body-limit.js';
 
 /** Query texts remembered: enough for every document of the web app and its clients, bounded against odd callers. */
 const MAX_KNOWN = 1000;
@@ -51,7 +52,7 @@ export function createGraphqlFastPath(contextFor: (request: Request, state: Requ
       if (request.method !== 'POST' || !known.size || !request.headers.get('content-type')?.startsWith('application/json')
         || (accept !== null && !PLAIN_ACCEPT.has(accept))) return { request };
       const text = await request.text();
-      const declined = () => ({ request: new FetchRequest(request.url, { method: request.method, headers: request.headers, body: text, signal: request.signal }) });
+      const declined = () => ({ request: withBody(request, text) });
       let params: GraphqlParams;
       try {
         params = JSON.parse(text) as GraphqlParams;
