@@ -8,6 +8,7 @@ import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { projectPath } from '../project-root.js';
 import * as schema from './schema.js';
+import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
 import { createSqliteRecordStore } from './sqlite-record-store.js';
 import type { Db, SecretName, Store, UnitOfWork } from './store.js';
 
@@ -19,6 +20,8 @@ const LOCK_WAIT_MS = 5000;
 /** Secrets stay files beside the database, where installations before PostgreSQL support kept them (0600). */
 const SECRET_FILES: Record<SecretName, string> = { 'signing-key': 'signing-key.json', 'url-signing-key': 'url-signing.key' };
 
+/** How often the log is checkpointed (when anything was committed): it holds about this long's writes. */
+const CHECKPOINT_EVERY_MS = 100;
 /** The page cache of the connections that serve requests: list scans of large tables stay in memory. */
 const CACHE_KIB = 65536;
 /** The page cache of a scan's own connection: enough for SQLite's read-ahead, small next to the records it streams. */
@@ -95,6 +98,8 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
   const { sqlite: writer, compile } = connect(databaseFile, { readonly: false, synchronous });
   const writeDb = drizzle(writer, { schema });
   migrate(writeDb, { migrationsFolder: MIGRATIONS });
+  writer.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+  const checkpointer = startCheckpointer(databaseFile, (message) => console.error(`checkpointing ${databaseFile} failed: ${message}`));
   const { sqlite: reader } = connect(databaseFile, { readonly: true, synchronous });
   const readDb = drizzle(reader, { schema });
 
@@ -105,6 +110,21 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
   const writeRecords = createSqliteRecordStore(writer, forgetAll);
   const readRecords = createSqliteRecordStore(reader, forgetAll);
   const lock = createWriteLock();
+  let commitsSinceCheckpoint = 0;
+  let checkpointRunning = false;
+  // The thread copies the log while transactions go on appending to it, then once more holding the write lock, which
+  // copies only what came meanwhile: a log copied to its end is started over by the next transaction instead of growing.
+  const checkpointing = setInterval(() => {
+    if (commitsSinceCheckpoint === 0 || checkpointRunning) return;
+    commitsSinceCheckpoint = 0;
+    checkpointRunning = true;
+    checkpointer.checkpoint()
+      .then(() => lock.acquire().then(() => checkpointer.checkpoint().finally(() => lock.release())))
+      // A lock that stays taken past its wait is a transaction's problem, reported there: this checkpoint is skipped.
+      .catch(() => {})
+      .finally(() => { checkpointRunning = false; });
+  }, CHECKPOINT_EVERY_MS);
+  checkpointing.unref();
   // Prepared drizzle queries per connection, keyed by the function that builds them (UnitOfWork.prepared).
   const preparedOn = (db: Db) => {
     const cache = new Map<unknown, unknown>();
@@ -140,6 +160,7 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
       try {
         result = await work(tx);
         commit.run();
+        commitsSinceCheckpoint++;
       } catch (e) {
         if (writer.inTransaction) rollback.run();
         throw e;
@@ -205,6 +226,12 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
       return (reader.pragma('page_count', { simple: true }) as number) * (reader.pragma('page_size', { simple: true }) as number);
     },
     async close() {
+      clearInterval(checkpointing);
+      // The thread's connection goes first (after a checkpoint in flight): the last connection to close checkpoints the
+      // log and removes it.
+      await lock.acquire();
+      lock.release();
+      await checkpointer.stop();
       reader.close();
       writer.close();
     },
