@@ -158,6 +158,8 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
       return (await read())!;
     },
     externalVersion: () => schemaVersion,
+    // Another process's commit is heard of only by its announcement, a moment later: reads are not cached here.
+    readVersion: () => null,
     async ping() {
       await pool.query('SELECT 1');
     },

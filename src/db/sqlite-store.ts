@@ -100,7 +100,7 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
   migrate(writeDb, { migrationsFolder: MIGRATIONS });
   writer.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
   const checkpointer = startCheckpointer(databaseFile, (message) => console.error(`checkpointing ${databaseFile} failed: ${message}`));
-  const { sqlite: reader } = connect(databaseFile, { readonly: true, synchronous });
+  const { sqlite: reader, compile: compileOnReader } = connect(databaseFile, { readonly: true, synchronous });
   const readDb = drizzle(reader, { schema });
 
   const forgetAll = () => {
@@ -136,6 +136,8 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
   };
   const preparedForWrites = preparedOn(writeDb);
   const dataVersion = compile('PRAGMA data_version').pluck();
+  // On the read connection, which never writes, every commit moves it: this process's and any other's.
+  const readerDataVersion = compileOnReader('PRAGMA data_version').pluck();
   const runs = schema.workflowRuns;
   // Prepared once (UnitOfWork.prepared): every workflow run begins with it, and drizzle would build it anew each time.
   const claimRun = (db: Db) => db.update(runs)
@@ -218,6 +220,7 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
     // The write connection's version moves only when another connection commits: this process's own commits go
     // through it, and the read connection never writes.
     externalVersion: () => dataVersion.get() as number,
+    readVersion: () => readerDataVersion.get() as number,
     async ping() {
       writer.prepare('SELECT 1').get();
       reader.prepare('SELECT 1').get();

@@ -99,6 +99,11 @@ export interface Store extends UnitOfWork {
   onAnnouncement(topic: Topic, listener: () => void): void;
   /** A number that changes whenever another process changes the schema (tables, fields): caches of it compare it. */
   externalVersion(): number;
+  /**
+   * A number that changes whenever anything at all commits, by this process or another, or null where the engine cannot
+   * tell at once (PostgreSQL): `readCache` keeps what it read only while this stands still.
+   */
+  readVersion(): number | null;
   /** Resolves when the database answers a trivial query (the health check). */
   ping(): Promise<void>;
   /** The database's size in bytes (metrics). */

@@ -1,5 +1,6 @@
 // Base roles: who may do what in a base (contract section 2). Used by the schema's scope checks.
 import { and, eq, sql } from 'drizzle-orm';
+import { readCache } from '../db/read-cache.js';
 import { first, type UnitOfWork } from '../db/store.js';
 import { notFound } from '../errors.js';
 import type { Actor, Deps } from './deps.js';
@@ -41,20 +42,27 @@ export function createAccess({ store }: Deps) {
   async function roleIn(actor: Actor, baseId: string): Promise<Role | null> {
     const fixed = fixedRole(actor, baseId);
     if (fixed !== undefined) return fixed;
-    const [row] = await roleQuery.execute({ baseId, userId: actor.id });
-    return (row?.role as Role | undefined) ?? null;
+    return memberRole(`${baseId} ${actor.id}`);
   }
+  // Cached (read-cache.ts): every scope check of a request asks, and ids never contain a space.
+  const memberRole = readCache(store, async (key) => {
+    const [baseId, userId] = key.split(' ');
+    const [row] = await roleQuery.execute({ baseId, userId });
+    return (row?.role as Role | undefined) ?? null;
+  });
+  const baseFound = readCache(store, async (id) => !!(await baseExists.execute({ id }))[0]);
+  const baseOfTable = readCache(store, async (id) => (await tableBase.execute({ id }))[0]?.baseId ?? null);
 
   /** The base a table, a field, a workflow, a webhook or a base id refers to; 404 naming the missing thing. Reads outside transactions. */
   async function baseOf(ref: { baseId?: string; tableId?: string; fieldId?: string; workflowId?: string; webhookId?: string; viewId?: string }): Promise<string> {
     if (ref.baseId !== undefined) {
-      if (!(await baseExists.execute({ id: ref.baseId }))[0]) throw notFound(`Base ${ref.baseId} not found`);
+      if (!(await baseFound(ref.baseId))) throw notFound(`Base ${ref.baseId} not found`);
       return ref.baseId;
     }
     if (ref.tableId !== undefined) {
-      const [row] = await tableBase.execute({ id: ref.tableId });
-      if (!row) throw notFound(`Table ${ref.tableId} not found`);
-      return row.baseId;
+      const baseId = await baseOfTable(ref.tableId);
+      if (baseId === null) throw notFound(`Table ${ref.tableId} not found`);
+      return baseId;
     }
     if (ref.fieldId !== undefined) {
       const [row] = await fieldTable.execute({ id: ref.fieldId });

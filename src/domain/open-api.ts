@@ -1,5 +1,6 @@
 // The Open API for applications (spec 1, 4.3): the allow-list, scopes, and records keyed by field id.
 import { asc, eq, inArray, sql } from 'drizzle-orm';
+import { readCache } from '../db/read-cache.js';
 import type { UnitOfWork } from '../db/store.js';
 import { AppError, notFound } from '../errors.js';
 import type { FieldDef } from '../fields/field-type.js';
@@ -34,12 +35,14 @@ export function createOpenApiService(deps: Deps, apps: AppService, audit: AuditL
     return actor;
   }
 
-  // Prepared once on the store (reads outside transactions): every Open API request looks up its base and table.
+  // Prepared once on the store (reads outside transactions) and cached: every Open API request looks up its base and table.
   const baseById = store.db.select().from(bases).where(eq(bases.id, sql.placeholder('id'))).prepare();
   const tableById = store.db.select().from(tables).where(eq(tables.id, sql.placeholder('id'))).prepare();
+  const cachedBase = readCache(store, async (id) => (await baseById.execute({ id }))[0]);
+  const cachedTable = readCache(store, async (id) => (await tableById.execute({ id }))[0]);
 
   async function base(baseId: string) {
-    const [row] = await baseById.execute({ id: baseId });
+    const row = await cachedBase(baseId);
     if (!row) throw notFound(`Base ${baseId} not found`);
     return row;
   }
@@ -47,7 +50,7 @@ export function createOpenApiService(deps: Deps, apps: AppService, audit: AuditL
   /** A table inside the base of the path; a table of another base is as missing as one that does not exist. */
   async function table(baseId: string, tableId: string) {
     await base(baseId);
-    const [row] = await tableById.execute({ id: tableId });
+    const row = await cachedTable(tableId);
     if (!row || row.baseId !== baseId) throw notFound(`Table ${tableId} not found in base ${baseId}`);
     return row;
   }

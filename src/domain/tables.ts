@@ -1,5 +1,6 @@
 // Tables of a base: each is a real SQL table created and dropped with its metadata.
 import { asc, count, eq, inArray, sql } from 'drizzle-orm';
+import { readCache } from '../db/read-cache.js';
 import { first, type Db, type UnitOfWork } from '../db/store.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { newId, nowIso } from '../ids.js';
@@ -32,8 +33,9 @@ export function createTableService(deps: Deps, access: Access, bases: BaseServic
   const byId = store.db.select().from(tables).where(eq(tables.id, sql.placeholder('id'))).prepare();
   // Prepared once per connection (every record write loads its table inside its transaction).
   const tableById = (db: Db) => db.select().from(tables).where(eq(tables.id, sql.placeholder('id'))).prepare();
+  const cachedById = readCache(store, async (id) => (await byId.execute({ id }))[0]);
   async function load(uow: UnitOfWork, id: string): Promise<Table> {
-    const row = uow.inTransaction ? (await uow.prepared(tableById).execute({ id }))[0] : (await byId.execute({ id }))[0];
+    const row = uow.inTransaction ? (await uow.prepared(tableById).execute({ id }))[0] : await cachedById(id);
     if (!row) throw notFound(`Table ${id} not found`);
     return row;
   }

@@ -1,6 +1,7 @@
 // Users: system administration of accounts, the first administrator, and each user's default base.
 import { hash } from '@node-rs/argon2';
 import { and, asc, count, eq, ne, sql } from 'drizzle-orm';
+import { readCache } from '../db/read-cache.js';
 import { first, type Schema, type UnitOfWork } from '../db/store.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import { newId, nowIso } from '../ids.js';
@@ -40,11 +41,9 @@ export function createUserService({ store }: Deps, baseService: Pick<BaseService
     createdAt: row.createdAt, updatedAt: row.updatedAt,
   });
 
-  // Prepared once on the store (reads outside transactions): every authenticated request looks its user up.
+  // Prepared once on the store (reads outside transactions) and cached: every authenticated request looks its user up.
   const byId = store.db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare();
-  async function findById(id: string) {
-    return (await byId.execute({ id }))[0];
-  }
+  const findById = readCache(store, async (id) => (await byId.execute({ id }))[0]);
   /** `findById` as a step of a unit of work: inside a transaction it sees the transaction's own writes. */
   function rowById(uow: UnitOfWork, id: string) {
     return uow.inTransaction ? first(uow.db.select().from(users).where(eq(users.id, id)).limit(1)) : findById(id);

@@ -1,0 +1,86 @@
+// readCache: rows read by key are kept only while nothing commits, whoever commits; frozen; never kept across a race.
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readCache } from '../src/db/read-cache.js';
+import { openSqliteStore, type SqliteStore } from '../src/db/sqlite-store.js';
+import { ENGINE } from './database.js';
+import { removeDir, tempDir } from './server-process.js';
+
+let store: SqliteStore | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  await store?.close();
+  store = undefined;
+  removeDir(dir);
+});
+
+function open() {
+  dir = tempDir('ts-read-cache-');
+  const file = path.join(dir, 'db.sqlite');
+  store = openSqliteStore(file);
+  store.sqlite.exec("CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT); INSERT INTO kv VALUES ('a', 'one')");
+  let reads = 0;
+  const s = store;
+  const get = readCache(s, async (k) => {
+    reads++;
+    return (s.db.$client as Database.Database).prepare('SELECT k, v FROM kv WHERE k = ?').get(k) as { k: string; v: string } | undefined;
+  });
+  return { file, get, reads: () => reads };
+}
+
+describe.runIf(ENGINE === 'sqlite')('readCache', () => {
+  it('answers from memory while nothing commits, and reads again after this process commits', async () => {
+    const { get, reads } = open();
+    expect((await get('a'))?.v).toBe('one');
+    expect((await get('a'))?.v).toBe('one');
+    expect(await get('missing')).toBeUndefined();
+    expect(await get('missing')).toBeUndefined();
+    expect(reads()).toBe(2);
+    await store!.transaction(async () => void store!.sqlite.prepare("UPDATE kv SET v = 'two' WHERE k = 'a'").run());
+    expect((await get('a'))?.v).toBe('two');
+    expect(reads()).toBe(3);
+  });
+
+  it('sees a commit by another connection to the file at once', async () => {
+    const { file, get } = open();
+    expect((await get('a'))?.v).toBe('one');
+    const other = new Database(file);
+    other.prepare("UPDATE kv SET v = 'elsewhere' WHERE k = 'a'").run();
+    other.prepare("INSERT INTO kv VALUES ('b', 'new')").run();
+    other.close();
+    expect((await get('a'))?.v).toBe('elsewhere');
+    expect((await get('b'))?.v).toBe('new');
+  });
+
+  it('hands out frozen rows, so no caller can change what the next one gets', async () => {
+    const { get } = open();
+    const row = (await get('a'))!;
+    expect(Object.isFrozen(row)).toBe(true);
+    expect(() => { (row as { v: string }).v = 'changed'; }).toThrow(TypeError);
+  });
+
+  it('keeps nothing that a commit raced: a read during which something committed is read again next time', async () => {
+    open();
+    let reads = 0;
+    const s = store!;
+    const racy = readCache(s, async (k) => {
+      reads++;
+      const row = s.sqlite.prepare('SELECT v FROM kv WHERE k = ?').get(k) as { v: string };
+      if (reads === 1) await s.transaction(async () => void s.sqlite.prepare("UPDATE kv SET v = 'during' WHERE k = 'a'").run());
+      return row.v;
+    });
+    expect(await racy('a')).toBe('one');
+    expect(await racy('a')).toBe('during');
+    expect(await racy('a')).toBe('during');
+    expect(reads).toBe(2);
+  });
+
+  it('reads every time where the store cannot tell whether anything committed (PostgreSQL)', async () => {
+    let reads = 0;
+    const get = readCache({ readVersion: () => null }, async () => ++reads);
+    await get('x');
+    await get('x');
+    expect(reads).toBe(2);
+  });
+});
