@@ -24,7 +24,7 @@ function open() {
   const s = store;
   const get = readCache(s, async (k) => {
     reads++;
-    return (s.db.$client as Database.Database).prepare('SELECT k, v FROM kv WHERE k = ?').get(k) as { k: string; v: string } | undefined;
+    return s.sqlite.prepare('SELECT k, v FROM kv WHERE k = ?').get(k) as { k: string; v: string } | undefined;
   });
   return { file, get, reads: () => reads };
 }
