@@ -138,6 +138,27 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
   const dataVersion = compile('PRAGMA data_version').pluck();
   // On the read connection, which never writes, every commit moves it: this process's and any other's.
   const readerDataVersion = compileOnReader('PRAGMA data_version').pluck();
+  // readVersion(): moved by this process's commits at once, and by another's as seen from the read connection, which is
+  // asked once per turn of the event loop (a request's lookups come together, and each asking costs a read transaction):
+  // every request handled in a turn arrived before it began, so it still sees every commit made before it arrived.
+  let readEpoch = 0;
+  let lastDataVersion = -1;
+  let askedThisTurn = false;
+  const nextTurn = () => {
+    askedThisTurn = false;
+  };
+  function readVersion(): number {
+    if (!askedThisTurn) {
+      askedThisTurn = true;
+      setImmediate(nextTurn);
+      const version = readerDataVersion.get() as number;
+      if (version !== lastDataVersion) {
+        lastDataVersion = version;
+        readEpoch++;
+      }
+    }
+    return readEpoch;
+  }
   const runs = schema.workflowRuns;
   // Prepared once (UnitOfWork.prepared): every workflow run begins with it, and drizzle would build it anew each time.
   const claimRun = (db: Db) => db.update(runs)
@@ -163,6 +184,7 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
         result = await work(tx);
         commit.run();
         commitsSinceCheckpoint++;
+        readEpoch++;
       } catch (e) {
         if (writer.inTransaction) rollback.run();
         throw e;
@@ -220,7 +242,7 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
     // The write connection's version moves only when another connection commits: this process's own commits go
     // through it, and the read connection never writes.
     externalVersion: () => dataVersion.get() as number,
-    readVersion: () => readerDataVersion.get() as number,
+    readVersion,
     async ping() {
       writer.prepare('SELECT 1').get();
       reader.prepare('SELECT 1').get();

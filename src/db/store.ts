@@ -100,8 +100,9 @@ export interface Store extends UnitOfWork {
   /** A number that changes whenever another process changes the schema (tables, fields): caches of it compare it. */
   externalVersion(): number;
   /**
-   * A number that changes whenever anything at all commits, by this process or another, or null where the engine cannot
-   * tell at once (PostgreSQL): `readCache` keeps what it read only while this stands still.
+   * A number that changes whenever anything commits: at once for this process's commits, and for another process's
+   * before the next request that arrives after it; null where the engine cannot tell (PostgreSQL). `readCache` keeps
+   * what it read only while this stands still.
    */
   readVersion(): number | null;
   /** Resolves when the database answers a trivial query (the health check). */
