@@ -86,3 +86,24 @@ describe.runIf(ENGINE === 'sqlite')('readCache', () => {
     expect(reads).toBe(2);
   });
 });
+
+describe('a list\'s total, kept while nothing commits', () => {
+  it('follows every write, per filter, on both engines', async () => {
+    const { makeApp } = await import('./helpers.js');
+    const app = await makeApp({});
+    try {
+      const table = (await app.request('POST', '/api/v1/tables', { body: { name: 'Counts', fields: [{ name: 'N', type: 'number' }] } })).body.data.id;
+      const total = async (filter?: unknown) => (await app.request('GET', `/api/v1/tables/${table}/records${filter ? `?filter=${encodeURIComponent(JSON.stringify(filter))}` : ''}`)).body.data.total;
+      const big = { conjunction: 'and', conditions: [{ field: 'N', operator: 'gt', value: 5 }] };
+      expect(await total()).toBe(0);
+      const made = (await app.request('POST', `/api/v1/tables/${table}/records/batch`, { body: { action: 'create', records: [1, 6, 7].map((n) => ({ fields: { N: n } })) } })).body.data.items;
+      expect([await total(), await total(big), await total(), await total(big)]).toEqual([3, 2, 3, 2]);
+      expect((await app.request('PUT', `/api/v1/tables/${table}/records/${made[0].id}`, { body: { fields: { N: 9 } } })).status).toBe(200);
+      expect([await total(), await total(big)]).toEqual([3, 3]);
+      expect((await app.request('DELETE', `/api/v1/tables/${table}/records/${made[1].id}`)).status).toBe(200);
+      expect([await total(), await total(big)]).toEqual([2, 2]);
+    } finally {
+      await app.close();
+    }
+  });
+});

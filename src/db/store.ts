@@ -146,7 +146,8 @@ export interface RecordStore {
   search(tableId: string, fields: FieldDef[], terms: string[], limit: number, offset: number): Promise<{ rows: StoredRow[]; total: number }>;
   /** Which of `ids` match a filter (workflow conditions use the same SQL as list filters). */
   matching(tableId: string, where: ConditionGroup, ids: string[]): Promise<Set<string>>;
-  count(tableId: string): Promise<number>;
+  /** How many records match `where` (all of them without it). */
+  count(tableId: string, where?: ConditionGroup): Promise<number>;
   /** How many records have `_seq` up to `seq`, and how many there are. */
   progress(tableId: string, seq: number): Promise<{ done: number; total: number }>;
   /** The records whose link field `link` holds any of `ids` (each once). */

@@ -1,4 +1,5 @@
 // Records: validation of written values against field types, all-or-nothing batches, and filtered, sorted pages.
+import { readThrough } from '../db/read-cache.js';
 import type { ConditionGroup, RowWrite, StoredRow, UnitOfWork } from '../db/store.js';
 import { badRequest, notFound } from '../errors.js';
 import type { FieldDef, ValueContext } from '../fields/field-type.js';
@@ -61,6 +62,7 @@ const NO_MEMBERS: ValueContext = {
 export function createRecordService(deps: Deps, tables: TableService, fieldService: FieldService, search: SearchIndexer, computed: ComputedEngine, events: EventLog, trash?: TrashService) {
   const { store } = deps;
   const listeners: RecordChangeListener[] = [];
+  const counts = readThrough<number | undefined>(store);
 
   // A record's answer: record-values.ts builds it from the field list's shape, worked out once per list.
   const toApi = recordOf;
@@ -301,8 +303,13 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       let sort = parseSort(q.sort, fields);
       let shown = fields;
       if (q.view) ({ where, sort, visible: shown } = combineView(q.view(fields), where, sort));
-      const { rows, total } = await store.records.list(tableId, shown, { where, sort, limit: p.pageSize, offset: p.offset, withTotal: q.withTotal ?? true });
-      return { items: recordsOf(shown, rows, q.keyBy), total: total ?? -1, page: p.page, pageSize: p.pageSize };
+      const withTotal = q.withTotal ?? true;
+      // A filter's count is kept while nothing commits (read-cache.ts): paging through a large table counts it once. A
+      // view's filter is not keyed by the request, so its pages count each time.
+      const countKey = withTotal && !q.view ? `${tableId}\u0000${typeof q.filter === 'string' ? q.filter : JSON.stringify(q.filter ?? null)}` : null;
+      const { rows, total } = await store.records.list(tableId, shown, { where, sort, limit: p.pageSize, offset: p.offset, withTotal: withTotal && countKey === null });
+      const count = countKey === null ? total : await counts(countKey, () => store.records.count(tableId, where));
+      return { items: recordsOf(shown, rows, q.keyBy), total: count ?? -1, page: p.page, pageSize: p.pageSize };
     },
 
     /** Keyword search (contract section 6): every whitespace-separated term occurs in some text-like value; creation order. */

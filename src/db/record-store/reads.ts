@@ -149,8 +149,12 @@ export function recordReads({ client, dialect, scalar }: StoreContext) {
       return { done: Number(done), total: Number(total) };
     },
 
-    async count(tableId: string): Promise<number> {
-      return (await scalar(`SELECT COUNT(*) FROM ${recordTable(tableId, await client.tablePrefix(tableId))}`)) as number;
+    async count(tableId: string, where?: ConditionGroup): Promise<number> {
+      const prefix = await client.tablePrefix(tableId);
+      const params = new Params(dialect);
+      const condition = where ? compileGroup(where, params, prefix) : '';
+      const whereSql = condition && condition !== dialect.true ? ` WHERE ${condition}` : '';
+      return (await scalar(`SELECT COUNT(*) FROM ${recordTable(tableId, prefix)} t${whereSql}`, params.values)) as number;
     },
   };
 }
