@@ -1,32 +1,25 @@
 // readCache: rows read by key are kept only while nothing commits, whoever commits; frozen; never kept across a race.
-import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readCache } from '../src/db/read-cache.js';
-import { openSqliteStore, type SqliteStore } from '../src/db/sqlite-store.js';
+import type { SqliteStore } from '../src/db/sqlite-store.js';
 import { ENGINE } from './database.js';
-import { removeDir, tempDir } from './server-process.js';
+import { scratchSqliteStores } from './scratch-store.js';
 
+const stores = scratchSqliteStores('ts-read-cache-');
 let store: SqliteStore | undefined;
-let dir: string | undefined;
-afterEach(async () => {
-  await store?.close();
-  store = undefined;
-  removeDir(dir);
-});
 
 function open() {
-  dir = tempDir('ts-read-cache-');
-  const file = path.join(dir, 'db.sqlite');
-  store = openSqliteStore(file);
-  store.sqlite.exec("CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT); INSERT INTO kv VALUES ('a', 'one')");
-  let reads = 0;
+  const opened = stores.open();
+  store = opened.store;
   const s = store;
+  s.sqlite.exec("CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT); INSERT INTO kv VALUES ('a', 'one')");
+  let reads = 0;
   const get = readCache(s, async (k) => {
     reads++;
     return s.sqlite.prepare('SELECT k, v FROM kv WHERE k = ?').get(k) as { k: string; v: string } | undefined;
   });
-  return { file, get, reads: () => reads };
+  return { file: opened.file, get, reads: () => reads };
 }
 
 describe.runIf(ENGINE === 'sqlite')('readCache', () => {

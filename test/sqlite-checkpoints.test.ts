@@ -1,33 +1,22 @@
 // SQLite's write-ahead log is checkpointed by the store's thread, not inside commits, and stays bounded while writes go on.
 import fs from 'node:fs';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BACKSTOP_PAGES } from '../src/db/sqlite-checkpointer.js';
-import { openSqliteStore, type SqliteStore } from '../src/db/sqlite-store.js';
 import { ENGINE } from './database.js';
-import { removeDir, tempDir } from './server-process.js';
+import { scratchSqliteStores } from './scratch-store.js';
 
 const PAGE = 4096;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-let store: SqliteStore | undefined;
-let dir: string | undefined;
-afterEach(async () => {
-  await store?.close();
-  store = undefined;
-  removeDir(dir);
-});
+const stores = scratchSqliteStores('ts-checkpoints-');
 
 /** A store on a new file with a table of blobs; `write(mb)` commits about `mb` MB in one transaction. */
 function open() {
-  dir = tempDir('ts-checkpoints-');
-  const file = path.join(dir, 'db.sqlite');
-  store = openSqliteStore(file);
-  const s = store;
+  const { store: s, file } = stores.open();
   s.sqlite.exec('CREATE TABLE blobs (b BLOB)');
   const insert = s.sqlite.prepare('INSERT INTO blobs VALUES (randomblob(?))');
   return {
     file,
+    store: s,
     write: (mb: number) => s.transaction(async () => {
       for (let i = 0; i < mb * 256; i++) insert.run(PAGE - 100);
     }),
@@ -47,7 +36,7 @@ describe.runIf(ENGINE === 'sqlite')('SQLite checkpoints', () => {
   });
 
   it('keeps the log bounded under continuous writes: it starts over instead of growing to the backstop', async () => {
-    const { file, write, size } = open();
+    const { file, store, write, size } = open();
     // 30 commits of 2 MB (60 MB) with pauses shorter than a checkpoint's interval: without checkpoints the log would hold
     // them all, with only the backstop it would grow to 40 MB.
     for (let i = 0; i < 30; i++) {
@@ -55,15 +44,14 @@ describe.runIf(ENGINE === 'sqlite')('SQLite checkpoints', () => {
       await pause(20);
     }
     expect(size(`${file}-wal`)).toBeLessThan(16 * 1024 * 1024);
-    const rows = store!.sqlite.prepare('SELECT COUNT(*) FROM blobs').pluck().get();
+    const rows = store.sqlite.prepare('SELECT COUNT(*) FROM blobs').pluck().get();
     expect(rows).toBe(30 * 2 * 256);
   });
 
   it('closes cleanly: the thread ends and the log is removed', async () => {
     const { file, write, size } = open();
     await write(1);
-    await store!.close();
-    store = undefined;
+    await stores.close();
     expect(size(`${file}-wal`)).toBe(0);
   });
 });
