@@ -253,9 +253,8 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
     async close() {
       clearInterval(checkpointing);
       // The thread's connection goes first (after a checkpoint in flight): the last connection to close checkpoints the
-      // log and removes it.
-      await lock.acquire();
-      lock.release();
+      // log and removes it. A transaction holding the lock past its wait does not keep the store open.
+      await lock.acquire().then(() => lock.release(), () => {});
       await checkpointer.stop();
       reader.close();
       writer.close();
