@@ -23,14 +23,28 @@ parentPort.on('message', (message) => {
 });
 `;
 
+/** How often the log is checkpointed (when anything was committed): it holds about this long's writes. */
+const EVERY_MS = 100;
+
+/** The store's in-process write lock: transactions take turns on the one write connection. */
+interface WriteLock {
+  acquire(): Promise<void>;
+  release(): void;
+}
+
 export type Checkpointer = {
-  /** Copies the log into the database; resolves when done (a failure is reported to `onError`, never thrown). */
-  checkpoint(): Promise<void>;
+  /** After each commit: the next round copies the log. */
+  committed(): void;
+  /** Ends the rounds (after one in flight) and the thread; the store's connections close after it. */
   stop(): Promise<void>;
 };
 
-/** Starts the thread for `file`; `onError` hears a checkpoint that failed (the backstop then keeps the log bounded). */
-export function startCheckpointer(file: string, onError: (message: string) => void): Checkpointer {
+/**
+ * Starts the thread for `file`. Every EVERY_MS after a commit it copies the log while transactions go on appending to
+ * it, then once more holding `lock`, which copies only what came meanwhile: a log copied to its end is started over by
+ * the next transaction instead of growing. `onError` hears a checkpoint that failed (the backstop keeps the log bounded).
+ */
+export function startCheckpointer(file: string, lock: WriteLock, onError: (message: string) => void): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(THREAD, { eval: true, workerData: { file, driver } });
   worker.unref();
@@ -52,16 +66,37 @@ export function startCheckpointer(file: string, onError: (message: string) => vo
     settle();
     resolve();
   }));
+
+  /** One checkpoint on the thread; resolves when done (a failure goes to `onError`). */
+  function checkpoint(): Promise<void> {
+    if (!alive || pending) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      pending = resolve;
+      worker.ref(); // a transaction may be waiting for it
+      worker.postMessage('checkpoint');
+    });
+  }
+
+  let commits = 0;
+  let round: Promise<void> | undefined;
+  const rounds = setInterval(() => {
+    if (commits === 0 || round) return;
+    commits = 0;
+    round = checkpoint()
+      .then(() => lock.acquire().then(() => checkpoint().finally(() => lock.release())))
+      // A lock that stays taken past its wait is a transaction's problem, reported there: this round is skipped.
+      .catch(() => {})
+      .finally(() => { round = undefined; });
+  }, EVERY_MS);
+  rounds.unref();
+
   return {
-    checkpoint() {
-      if (!alive || pending) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        pending = resolve;
-        worker.ref(); // a transaction may be waiting for it
-        worker.postMessage('checkpoint');
-      });
+    committed() {
+      commits++;
     },
     async stop() {
+      clearInterval(rounds);
+      await round;
       worker.ref(); // waiting for it must keep the process alive
       worker.postMessage('stop');
       await exited;

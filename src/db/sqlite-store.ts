@@ -20,8 +20,6 @@ const LOCK_WAIT_MS = 5000;
 /** Secrets stay files beside the database, where installations before PostgreSQL support kept them (0600). */
 const SECRET_FILES: Record<SecretName, string> = { 'signing-key': 'signing-key.json', 'url-signing-key': 'url-signing.key' };
 
-/** How often the log is checkpointed (when anything was committed): it holds about this long's writes. */
-const CHECKPOINT_EVERY_MS = 100;
 /** The page cache of the connections that serve requests: list scans of large tables stay in memory. */
 const CACHE_KIB = 65536;
 /** The page cache of a scan's own connection: enough for SQLite's read-ahead, small next to the records it streams. */
@@ -99,7 +97,6 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
   const writeDb = drizzle(writer, { schema });
   migrate(writeDb, { migrationsFolder: MIGRATIONS });
   writer.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
-  const checkpointer = startCheckpointer(databaseFile, (message) => console.error(`checkpointing ${databaseFile} failed: ${message}`));
   const { sqlite: reader, compile: compileOnReader } = connect(databaseFile, { readonly: true, synchronous });
   const readDb = drizzle(reader, { schema });
 
@@ -110,21 +107,7 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
   const writeRecords = createSqliteRecordStore(writer, forgetAll);
   const readRecords = createSqliteRecordStore(reader, forgetAll);
   const lock = createWriteLock();
-  let commitsSinceCheckpoint = 0;
-  let checkpointRunning = false;
-  // The thread copies the log while transactions go on appending to it, then once more holding the write lock, which
-  // copies only what came meanwhile: a log copied to its end is started over by the next transaction instead of growing.
-  const checkpointing = setInterval(() => {
-    if (commitsSinceCheckpoint === 0 || checkpointRunning) return;
-    commitsSinceCheckpoint = 0;
-    checkpointRunning = true;
-    checkpointer.checkpoint()
-      .then(() => lock.acquire().then(() => checkpointer.checkpoint().finally(() => lock.release())))
-      // A lock that stays taken past its wait is a transaction's problem, reported there: this checkpoint is skipped.
-      .catch(() => {})
-      .finally(() => { checkpointRunning = false; });
-  }, CHECKPOINT_EVERY_MS);
-  checkpointing.unref();
+  const checkpointer = startCheckpointer(databaseFile, lock, (message) => console.error(`checkpointing ${databaseFile} failed: ${message}`));
   // Prepared drizzle queries per connection, keyed by the function that builds them (UnitOfWork.prepared).
   const preparedOn = (db: Db) => {
     const cache = new Map<unknown, unknown>();
@@ -183,7 +166,7 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
       try {
         result = await work(tx);
         commit.run();
-        commitsSinceCheckpoint++;
+        checkpointer.committed();
         readEpoch++;
       } catch (e) {
         if (writer.inTransaction) rollback.run();
@@ -251,10 +234,7 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
       return (reader.pragma('page_count', { simple: true }) as number) * (reader.pragma('page_size', { simple: true }) as number);
     },
     async close() {
-      clearInterval(checkpointing);
-      // The thread's connection goes first (after a checkpoint in flight): the last connection to close checkpoints the
-      // log and removes it. A transaction holding the lock past its wait does not keep the store open.
-      await lock.acquire().then(() => lock.release(), () => {});
+      // The thread's connection goes first: the last connection to close checkpoints the log and removes it.
       await checkpointer.stop();
       reader.close();
       writer.close();

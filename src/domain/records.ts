@@ -62,7 +62,7 @@ const NO_MEMBERS: ValueContext = {
 export function createRecordService(deps: Deps, tables: TableService, fieldService: FieldService, search: SearchIndexer, computed: ComputedEngine, events: EventLog, trash?: TrashService) {
   const { store } = deps;
   const listeners: RecordChangeListener[] = [];
-  const counts = readThrough<number | undefined>(store);
+  const counts = readThrough<number>(store);
 
   // A record's answer: record-values.ts builds it from the field list's shape, worked out once per list.
   const toApi = recordOf;

@@ -10,6 +10,12 @@ import type { ConditionGroup, SortKey, StoredRow } from './types.js';
 export function recordReads({ client, dialect, scalar }: StoreContext) {
   const marks = (n: number) => new Params(dialect).bindAll(new Array(n).fill(null));
 
+  /** ` WHERE ...` for a filter (binding its values into `params`), or nothing where it matches every record. */
+  function whereSql(where: ConditionGroup | undefined, params: Params, prefix: string): string {
+    const condition = where ? compileGroup(where, params, prefix) : '';
+    return condition && condition !== dialect.true ? ` WHERE ${condition}` : '';
+  }
+
   function selectList(fields: FieldDef[]): string {
     return [...SYSTEM_COLUMNS, ...rowShape(fields).columns.map((f) => `t.${column(f.id)}`)].join(', ');
   }
@@ -87,13 +93,12 @@ export function recordReads({ client, dialect, scalar }: StoreContext) {
       const prefix = await client.tablePrefix(tableId);
       const rt = recordTable(tableId, prefix);
       const params = new Params(dialect);
-      const where = q.where ? compileGroup(q.where, params, prefix) : '';
-      const whereSql = where && where !== dialect.true ? ` WHERE ${where}` : '';
+      const where = whereSql(q.where, params, prefix);
       const whereCount = params.values.length;
       const order = [...(q.sort ?? []).map((k) => sortExpr(k, dialect)), 't._seq ASC'].join(', ');
       const page = `LIMIT ${params.bind(q.limit)} OFFSET ${params.bind(q.offset)}`;
-      const raw = await client.rows(`SELECT ${selectList(fields)} FROM ${rt} t${whereSql} ORDER BY ${order} ${page}`, params.values);
-      const total = q.withTotal ? (await scalar(`SELECT COUNT(*) FROM ${rt} t${whereSql}`, params.values.slice(0, whereCount))) as number : undefined;
+      const raw = await client.rows(`SELECT ${selectList(fields)} FROM ${rt} t${where} ORDER BY ${order} ${page}`, params.values);
+      const total = q.withTotal ? (await scalar(`SELECT COUNT(*) FROM ${rt} t${where}`, params.values.slice(0, whereCount))) as number : undefined;
       return { rows: await toRows(fields, raw, prefix), total };
     },
 
@@ -152,9 +157,7 @@ export function recordReads({ client, dialect, scalar }: StoreContext) {
     async count(tableId: string, where?: ConditionGroup): Promise<number> {
       const prefix = await client.tablePrefix(tableId);
       const params = new Params(dialect);
-      const condition = where ? compileGroup(where, params, prefix) : '';
-      const whereSql = condition && condition !== dialect.true ? ` WHERE ${condition}` : '';
-      return (await scalar(`SELECT COUNT(*) FROM ${recordTable(tableId, prefix)} t${whereSql}`, params.values)) as number;
+      return (await scalar(`SELECT COUNT(*) FROM ${recordTable(tableId, prefix)} t${whereSql(where, params, prefix)}`, params.values)) as number;
     },
   };
 }
