@@ -1,9 +1,12 @@
 // readCache: rows read by key are kept only while nothing commits, whoever commits; frozen; never kept across a race.
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { sql, type SQL } from 'drizzle-orm';
 import { readCache } from '../src/db/read-cache.js';
+import type { UnitOfWork } from '../src/db/store.js';
 import type { SqliteStore } from '../src/db/sqlite-store.js';
-import { ENGINE } from './database.js';
+import { openPgStore } from '../src/db/pg-store.js';
+import { dropDatabase, ENGINE, freshDatabaseUrl } from './database.js';
 import { scratchSqliteStores } from './scratch-store.js';
 
 const stores = scratchSqliteStores('ts-read-cache-');
@@ -71,12 +74,43 @@ describe.runIf(ENGINE === 'sqlite')('readCache', () => {
     expect(reads).toBe(2);
   });
 
-  it('reads every time where the store cannot tell whether anything committed (PostgreSQL)', async () => {
-    let reads = 0;
-    const get = readCache({ readVersion: () => null }, async () => ++reads);
-    await get('x');
-    await get('x');
-    expect(reads).toBe(2);
+});
+
+/** Runs SQL in a PostgreSQL transaction (the store's `Db` is typed for SQLite's drizzle). */
+const exec = async (tx: UnitOfWork, text: string) => void (await (tx.db as unknown as { execute(q: SQL): Promise<unknown> }).execute(sql.raw(text)));
+
+describe.runIf(ENGINE === 'postgres')('readCache on PostgreSQL', () => {
+  it('answers from memory while nothing commits, and reads again after a commit by this process or another', async () => {
+    const url = (await freshDatabaseUrl())!;
+    const [here, elsewhere] = [await openPgStore(url), await openPgStore(url)];
+    try {
+      await here.pool.query("CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT); INSERT INTO kv VALUES ('a', 'one')");
+      let reads = 0;
+      const get = readCache(here, async (k) => {
+        reads++;
+        return (await here.pool.query<{ v: string }>('SELECT v FROM kv WHERE k = $1', [k])).rows[0]?.v;
+      });
+      const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+      expect(await get('a')).toBe('one');
+      await nextTurn();
+      expect(await get('a')).toBe('one');
+      expect(reads).toBe(1);
+      // Another process's commit: seen by the first request that arrives after it, with no announcement needed.
+      await elsewhere.transaction((tx) => exec(tx, "UPDATE kv SET v = 'elsewhere' WHERE k = 'a'"));
+      await nextTurn();
+      expect(await get('a')).toBe('elsewhere');
+      // This process's own commit: seen at once, in the same turn.
+      await here.transaction((tx) => exec(tx, "UPDATE kv SET v = 'here' WHERE k = 'a'"));
+      expect(await get('a')).toBe('here');
+      await nextTurn();
+      expect(await get('a')).toBe('here');
+      expect(reads).toBe(3);
+      expect(Object.isFrozen(await get('a'))).toBe(true);
+    } finally {
+      await here.close();
+      await elsewhere.close();
+      await dropDatabase(url);
+    }
   });
 });
 

@@ -64,6 +64,30 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
   await listener.connect();
   await listener.query(`LISTEN ${CHANNEL}`);
 
+  // readVersion(): the server's current snapshot (`xmin:xmax:ids in progress`), asked once per turn of the event loop
+  // and shared by the turn's callers (every request handled in a turn arrived before the turn began, so before the
+  // question). Two equal snapshots mean that no transaction which wrote anything committed between them, in any process
+  // or database of the server: a commit takes its id out of the in-progress list, and one that began later moved xmax.
+  let readEpoch = 0;
+  let lastSnapshot = '';
+  let asked: Promise<number> | undefined;
+  const nextTurn = () => {
+    asked = undefined;
+  };
+  function readVersion(): Promise<number> {
+    if (!asked) {
+      asked = pool.query<{ s: string }>('SELECT pg_current_snapshot()::text AS s').then(({ rows }) => {
+        if (rows[0].s !== lastSnapshot) {
+          lastSnapshot = rows[0].s;
+          readEpoch++;
+        }
+        return readEpoch;
+      });
+      setImmediate(nextTurn);
+    }
+    return asked;
+  }
+
   async function transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T> {
     const client = await pool.connect();
     const committed: Array<() => void> = [];
@@ -85,6 +109,10 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
         result = await work(tx);
         // NOTIFY is transactional: the other processes hear of the change only if it commits (one round trip for both).
         await client.query(topics.size ? `NOTIFY ${CHANNEL}, '${processToken} ${[...topics].join(',')}'; COMMIT` : 'COMMIT');
+        // This turn's question may have been answered before the commit: whoever asks next asks again.
+        readEpoch++;
+        lastSnapshot = '';
+        asked = undefined;
       } catch (e) {
         await client.query('ROLLBACK').catch(() => {});
         throw e;
@@ -158,8 +186,7 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
       return (await read())!;
     },
     externalVersion: () => schemaVersion,
-    // Another process's commit is heard of only by its announcement, a moment later: reads are not cached here.
-    readVersion: () => null,
+    readVersion,
     async ping() {
       await pool.query('SELECT 1');
     },

@@ -7,15 +7,13 @@ const MAX_KEYS = 10_000;
 
 /**
  * Answers kept by key, each read by the function given with its call (a count of a filter, say). Use it only for reads
- * outside transactions: it knows nothing of uncommitted changes. The answers are frozen, since every caller shares them;
- * where the store cannot tell whether something committed (`readVersion()` null: PostgreSQL), every call reads.
+ * outside transactions: it knows nothing of uncommitted changes. The answers are frozen, since every caller shares them.
  */
 export function readThrough<T>(store: Pick<Store, 'readVersion'>): (key: string, read: () => Promise<T>) => Promise<T> {
   const kept = new Map<string, T>();
   let keptAt: number | null = null;
   return async (key, read) => {
-    const version = store.readVersion();
-    if (version === null) return read();
+    const version = await store.readVersion();
     if (version !== keptAt) {
       kept.clear();
       keptAt = version;
@@ -23,7 +21,7 @@ export function readThrough<T>(store: Pick<Store, 'readVersion'>): (key: string,
     if (kept.has(key)) return kept.get(key)!;
     const value = await read();
     // A commit between the version read above and this read may be in the answer or not: keep only what no commit raced.
-    if (store.readVersion() === version) {
+    if ((await store.readVersion()) === version) {
       if (kept.size >= MAX_KEYS) kept.clear();
       kept.set(key, value !== null && typeof value === 'object' ? Object.freeze(value) : value);
     }

@@ -101,10 +101,10 @@ export interface Store extends UnitOfWork {
   externalVersion(): number;
   /**
    * A number that changes whenever anything commits: at once for this process's commits, and for another process's
-   * before the next request that arrives after it; null where the engine cannot tell (PostgreSQL). `readCache` keeps
-   * what it read only while this stands still.
+   * before the next request that arrives after it. The database is asked at most once per turn of the event loop (a
+   * promise on PostgreSQL, whose asking is a round trip). `readCache` keeps what it read only while this stands still.
    */
-  readVersion(): number | null;
+  readVersion(): number | Promise<number>;
   /** Resolves when the database answers a trivial query (the health check). */
   ping(): Promise<void>;
   /** The database's size in bytes (metrics). */
