@@ -8,7 +8,7 @@ import * as sqlite from '../src/db/schema.js';
 import * as pg from '../src/db/pg-schema.js';
 
 /** Tables that exist only on PostgreSQL (state SQLite keeps in DATA_DIR files or in the process's memory). */
-const PG_ONLY = new Set(['serviceKeys', 'rateHits', 'loginFailures']);
+const PG_ONLY = new Set(['serviceKeys', 'rateHits', 'loginFailures', 'writeVersion']);
 /** The insertion-order column of the logs SQLite orders by rowid (Store.insertionOrder); PostgreSQL needs a real one. */
 type InsertionOrder = 'seq';
 const INSERTION_ORDER = 'seq';

@@ -38,9 +38,10 @@ const TABLES: Array<{ table: PgTable; insertionOrder?: boolean }> = [
 ];
 /**
  * The service's tables that are not copied: the search index is rebuilt from the records by the server's background
- * indexer, the keys come from DATA_DIR's files (SECRET_FILES), and rate-limit windows and login failures are short-lived.
+ * indexer, the keys come from DATA_DIR's files (SECRET_FILES), rate-limit windows and login failures are short-lived,
+ * and the write version's one row is the migration's own.
  */
-export const NOT_COPIED = ['search_state', 'search_dirty', 'service_keys', 'rate_hits', 'login_failures'];
+export const NOT_COPIED = ['search_state', 'search_dirty', 'service_keys', 'rate_hits', 'login_failures', 'write_version'];
 /** Every table of the PostgreSQL schema: each must be copied or named in NOT_COPIED (a test checks). */
 export const SERVICE_TABLES = (Object.values(pgSchema) as unknown[]).filter((v): v is PgTable => is(v, PgTable)).map((t) => getTableConfig(t).name);
 export const COPIED_TABLES = [...TABLES.map((t) => getTableConfig(t.table).name), 'attachment_chunks'];

@@ -29,3 +29,12 @@ export const loginFailures = pgTable('login_failures', {
   count: bigint('count', { mode: 'number' }).notNull(),
   lastMs: bigint('last_ms', { mode: 'number' }).notNull(),
 });
+
+/**
+ * One row whose `n` every write transaction (store.transaction) increments as it commits: the read cache keeps what it
+ * read while `n` stands still (pg-store.ts readVersion). SQLite's twin is the file's own `PRAGMA data_version`.
+ */
+export const writeVersion = pgTable('write_version', {
+  id: bigint('id', { mode: 'number' }).primaryKey(),
+  n: bigint('n', { mode: 'number' }).notNull(),
+});

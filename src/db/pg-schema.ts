@@ -231,7 +231,7 @@ export const pluginRuns = pgTable('plugin_runs', {
   logs: json('logs').$type<string[]>().notNull(),
 }, (t) => [index('plugin_runs_plugin').on(t.pluginId, t.baseId)]);
 
-// PostgreSQL only, with no SQLite twin: the keys, rate limits and login failures (pg-only-schema.ts).
+// PostgreSQL only, with no SQLite twin: the keys, rate limits, login failures and the write version (pg-only-schema.ts).
 export * from './pg-only-schema.js';
 
 /**

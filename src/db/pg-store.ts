@@ -64,25 +64,18 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
   await listener.connect();
   await listener.query(`LISTEN ${CHANNEL}`);
 
-  // readVersion(): the server's current snapshot (`xmin:xmax:ids in progress`), asked once per turn of the event loop
-  // and shared by the turn's callers (every request handled in a turn arrived before the turn began, so before the
-  // question). Two equal snapshots mean that no transaction which wrote anything committed between them, in any process
-  // or database of the server: a commit takes its id out of the in-progress list, and one that began later moved xmax.
-  let readEpoch = 0;
-  let lastSnapshot = '';
+  // readVersion(): the row every write transaction increments as it commits (write_version), asked once per turn of
+  // the event loop and shared by the turn's callers: every request handled in a turn arrived before the turn began, so
+  // before the question. The increment commits with the transaction's changes, so a read that saw the old number
+  // before and after it read cannot have missed a change. Writes outside transactions (rate limits, queue claims) touch
+  // nothing the read cache keeps, and leave it standing.
   let asked: Promise<number> | undefined;
   const nextTurn = () => {
     asked = undefined;
   };
   function readVersion(): Promise<number> {
     if (!asked) {
-      asked = pool.query<{ s: string }>('SELECT pg_current_snapshot()::text AS s').then(({ rows }) => {
-        if (rows[0].s !== lastSnapshot) {
-          lastSnapshot = rows[0].s;
-          readEpoch++;
-        }
-        return readEpoch;
-      });
+      asked = pool.query<{ n: string }>('SELECT n FROM write_version').then(({ rows }) => Number(rows[0].n));
       setImmediate(nextTurn);
     }
     return asked;
@@ -107,11 +100,10 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
       let result: T;
       try {
         result = await work(tx);
-        // NOTIFY is transactional: the other processes hear of the change only if it commits (one round trip for both).
-        await client.query(topics.size ? `NOTIFY ${CHANNEL}, '${processToken} ${[...topics].join(',')}'; COMMIT` : 'COMMIT');
+        // NOTIFY is transactional: the other processes hear of the change only if it commits (one round trip for all).
+        const notify = topics.size ? `NOTIFY ${CHANNEL}, '${processToken} ${[...topics].join(',')}'; ` : '';
+        await client.query(`${notify}UPDATE write_version SET n = n + 1; COMMIT`);
         // This turn's question may have been answered before the commit: whoever asks next asks again.
-        readEpoch++;
-        lastSnapshot = '';
         asked = undefined;
       } catch (e) {
         await client.query('ROLLBACK').catch(() => {});

@@ -1,5 +1,5 @@
 // Small answers that requests read by key (a request's user, its table, the table's base, the count of a filter), kept
-// between requests while nothing at all has committed since they were read: always what the database would answer.
+// between requests while nothing has committed since they were read (Store.readVersion): what the database would answer.
 import type { Store } from './store.js';
 
 /** Keys kept at most; past it the cache starts over (the rows are small, the keys few in practice). */
