@@ -100,9 +100,10 @@ export interface Store extends UnitOfWork {
   /** A number that changes whenever another process changes the schema (tables, fields): caches of it compare it. */
   externalVersion(): number;
   /**
-   * A number that changes whenever anything commits: at once for this process's commits, and for another process's
-   * before the next request that arrives after it. The database is asked at most once per turn of the event loop (a
-   * promise on PostgreSQL, whose asking is a round trip). `readCache` keeps what it read only while this stands still.
+   * A number that changes whenever a write commits: at once for this process's, and for another process's before the
+   * next request that arrives after it (SQLite: any commit to the file; PostgreSQL: any write transaction, whose
+   * write_version row moves with it). The database is asked at most once per turn of the event loop (a promise on
+   * PostgreSQL, where asking is a round trip). `readCache` keeps what it read only while this stands still.
    */
   readVersion(): number | Promise<number>;
   /** Resolves when the database answers a trivial query (the health check). */
