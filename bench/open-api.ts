@@ -81,18 +81,18 @@ const openBase = (baseId: string, tableId: string) => `/api/open/v1/bases/${base
 /** The parts of an Open API page that must agree (the request id differs by design). */
 const openParts = (x: any) => ({ code: x.code, message: x.message, data: x.data, pagination: x.pagination });
 
-/** T2: Open API record pages, per_page=100, on the list table, against the baseline serving the same SQL. */
-export async function openList(ctx: OpenCtx, token: string, baseId: string, tableId: string, pages: number, records: number, seconds: number) {
-  log(`T2. Open API list per_page=100, pages 1..${pages}, ${ctx.connections} connections…`);
+/** T2 (PGT2 on PostgreSQL): Open API record pages, per_page=100, on the list table, against the baseline serving the same SQL. */
+export async function openList(ctx: Omit<OpenCtx, 'baseUrl'>, token: string, baseId: string, tableId: string, pages: number, records: number, seconds: number, id = 'T2') {
+  log(`${id}. Open API list per_page=100, pages 1..${pages}, ${ctx.connections} connections…`);
   const svc = makeTarget('service', ctx.svcUrl, { authorization: `Bearer ${token}` }, ctx.connections, ctx.servicePid);
   const next = (i: number): Req => ({ method: 'GET', path: `${openBase(baseId, tableId)}?per_page=100&page=${1 + (i % pages)}` });
   for (const p of [1, pages]) await sameAnswer(svc, ctx.base, next(p - 1), `Open API list page ${p}`, ctx.problems, openParts);
   await warm(svc, next, 300, ctx.connections);
   await warm(ctx.base, next, 300, ctx.connections);
-  const m = await alternate({ t: svc, next, label: 'T2. Open API list' }, { t: ctx.base, next }, { concurrency: ctx.connections, seconds, maxRequests: 1_000_000 });
+  const m = await alternate({ t: svc, next, label: `${id}. Open API list` }, { t: ctx.base, next }, { concurrency: ctx.connections, seconds, maxRequests: 1_000_000 });
   const ratio = m.a.rps / m.b.rps;
   ctx.rows.push({
-    id: 'T2', workload: `Open API list per_page=100, ${records.toLocaleString('en-US')} rec, ${ctx.connections} conns`, unit: 'req/s',
+    id, workload: `${id === 'T2' ? '' : 'PG '}Open API list per_page=100, ${records.toLocaleString('en-US')} rec, ${ctx.connections} conns`, unit: 'req/s',
     service: m.a.rps, baseline: m.b.rps, ratio, target: '>= 0.50x baseline', pass: ratio >= 0.5, details: { service: m.a, baseline: m.b },
   });
 }

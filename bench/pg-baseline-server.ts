@@ -3,7 +3,7 @@
 // validation, mapping) cost over the same queries. No auth, no validation, field definitions cached, the same pool size
 // and driver settings as the service (unnamed statements, rows as arrays): the ceiling, not a competing implementation.
 // Serves the v1 record list, batch create (into a copy of the record table in its own schema, `LIKE ... INCLUDING ALL`,
-// so the service's table is never written) and the Open API keyword search (the service's trigram-index SQL).
+// so the service's table is never written), the Open API list and the Open API keyword search (the service's trigram-index SQL).
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
@@ -64,6 +64,25 @@ async function list(tableId: string, url: URL) {
   return { code: 0, msg: 'success', data: { items: rows.map((r) => toRecord(fields, r)), total, page, page_size: pageSize } };
 }
 
+/** GET /api/open/v1/bases/{base}/tables/{table}/records: the v1 list's SQL, keyed by field id, open envelope. */
+async function openList(tableId: string, url: URL) {
+  const { schema, fields } = await meta(tableId);
+  const page = Number(url.searchParams.get('page') ?? 1);
+  const perPage = Math.min(Number(url.searchParams.get('per_page') ?? 20), 200);
+  const q = pgListSql(schema, tableId, fields, {});
+  const rows = await rawRows(pool, q.pageSql, [...q.params, perPage, (page - 1) * perPage]);
+  const total = (await rawRows(pool, q.countSql, q.params))[0][0] as number;
+  return openPage(fields, rows, total, page, perPage);
+}
+
+/** The open family's page envelope. */
+function openPage(fields: FieldMeta[], rows: unknown[][], total: number, page: number, perPage: number) {
+  return {
+    code: 0, message: 'success', data: rows.map((r) => toOpenRecord(fields, r)),
+    pagination: { page, per_page: perPage, total, pages: Math.ceil(total / perPage) }, request_id: randomUUID(),
+  };
+}
+
 /** GET .../records/search?q=: the service's search SQL (search table, trigram index), open envelope. */
 async function openSearch(tableId: string, url: URL) {
   const { schema, fields } = await meta(tableId);
@@ -75,10 +94,7 @@ async function openSearch(tableId: string, url: URL) {
   const seqs = (await rawRows(pool, s.seqSql, [...s.params, perPage, (page - 1) * perPage])).map((r) => r[0]);
   const total = (await rawRows(pool, s.countSql, s.params))[0][0] as number;
   const rows = seqs.length ? await rawRows(pool, s.bySeqSql(seqs.length), seqs) : [];
-  return {
-    code: 0, message: 'success', data: rows.map((r) => toOpenRecord(fields, r)),
-    pagination: { page, per_page: perPage, total, pages: Math.ceil(total / perPage) }, request_id: randomUUID(),
-  };
+  return openPage(fields, rows, total, page, perPage);
 }
 
 
@@ -144,12 +160,14 @@ function send(res: http.ServerResponse, status: number, body: unknown) {
 
 const LIST = /^\/api\/v1\/tables\/([A-Za-z0-9]+)\/records$/;
 const BATCH = /^\/api\/v1\/tables\/([A-Za-z0-9]+)\/records\/batch$/;
+const OPEN_LIST = /^\/api\/open\/v1\/bases\/[A-Za-z0-9_-]+\/tables\/([A-Za-z0-9]+)\/records$/;
 const OPEN_SEARCH = /^\/api\/open\/v1\/bases\/[A-Za-z0-9_-]+\/tables\/([A-Za-z0-9]+)\/records\/search$/;
 
 async function route(method: string, url: URL, body: () => string): Promise<[number, unknown]> {
   let m: RegExpExecArray | null;
   if (url.pathname === '/healthz') return [200, { status: 'ok' }];
   if (method === 'GET' && (m = LIST.exec(url.pathname))) return [200, await list(m[1], url)];
+  if (method === 'GET' && (m = OPEN_LIST.exec(url.pathname))) return [200, await openList(m[1], url)];
   if (method === 'GET' && (m = OPEN_SEARCH.exec(url.pathname))) return [200, await openSearch(m[1], url)];
   if (method === 'POST' && (m = BATCH.exec(url.pathname))) return [200, await batchCreate(m[1], JSON.parse(body()))];
   return [404, { code: 404, msg: `Nothing at ${url.pathname}`, data: null }];

@@ -5,12 +5,12 @@ import type pg from 'pg';
 import { codeValue, COMMON_SHARE, COMMON_WORD, DISTINCT, RARE_RECORDS, RARE_WORD } from './data.js';
 import { alternate, BATCH, log, merge, sameAnswer, seed, timed, warm } from './harness.js';
 import { load, makeTarget, send, type Req, type Stats, type Target } from './http-load.js';
-import { createBenchApp, issueToken } from './open-api.js';
+import { createBenchApp, issueToken, openList } from './open-api.js';
 import { pgListSql, pgPlans, pgTableMeta } from './pg-sql.js';
 import { metered, type SeedResult } from './pg-seed.js';
 import { fmt, type Row } from './report.js';
 import {
-  BIG_RECORDS, CONNECTIONS, enc, eqFilter, LATENCY_SECONDS, LIST_PAGES, LIST_RECORDS, listPath, PAGE_SIZE, SEED_LIST, SLOW_SECONDS, THROUGHPUT_SECONDS,
+  BIG_RECORDS, CONNECTIONS, enc, eqFilter, graphqlList, LATENCY_SECONDS, LIST_PAGES, LIST_RECORDS, listPath, ONLY, PAGE_SIZE, SEED_LIST, SLOW_SECONDS, THROUGHPUT_SECONDS,
 } from './settings.js';
 
 export interface PgCtx {
@@ -69,6 +69,36 @@ export async function pgList(ctx: PgCtx, listTable: string) {
     id: 'PG1', workload: `PG list page_size=${PAGE_SIZE}, ${n(LIST_RECORDS)} rec, ${CONNECTIONS} conns`, unit: 'req/s',
     service: r.a.rps, baseline: r.b.rps, ratio, target: '>= 0.50x baseline', pass: ratio >= 0.5, details: { service: r.a, baseline: r.b },
   });
+}
+
+/**
+ * PG5 and PGT2: the list's other two doors on PostgreSQL, the same pages as PG1. PG5 alternates the REST facade with
+ * `/graphql` on the service (the GraphQL door within 15 % of REST); PGT2 alternates the Open API list (an app's token)
+ * with the baseline serving the same SQL in the open envelope.
+ */
+export async function pgDoors(ctx: PgCtx, svcUrl: string, baseId: string, listTable: string) {
+  const rest = (i: number): Req => ({ method: 'GET', path: listPath(listTable, 1 + (i % LIST_PAGES)) });
+  if (ONLY.has('PG5')) {
+    log(`PG5. REST vs /graphql, same list pages, ${CONNECTIONS} connections…`);
+    const gql = (i: number): Req => graphqlList(listTable, 1 + (i % LIST_PAGES));
+    const [r1, g1] = await Promise.all([send(ctx.svc, rest(0)), send(ctx.svc, gql(0))]).then((all) => all.map((x) => JSON.parse(x.body.toString('utf8'))));
+    if (g1.errors || g1.data.records.items.length !== r1.data.items.length || g1.data.records.items[0]?.id !== r1.data.items[0]?.id) {
+      ctx.problems.push(`PG5: the GraphQL list answer does not match REST: ${JSON.stringify(g1).slice(0, 300)}`);
+    }
+    await warm(ctx.svc, rest, 300, CONNECTIONS);
+    await warm(ctx.svc, gql, 300, CONNECTIONS);
+    const r = await alternate({ t: ctx.svc, next: rest, label: 'PG5. REST list' }, { t: ctx.svc, next: gql, label: 'PG5. GraphQL list' }, { concurrency: CONNECTIONS, seconds: THROUGHPUT_SECONDS, maxRequests: 1_000_000 });
+    const slower = r.b.rps / r.a.rps - 1;
+    ctx.rows.push({
+      id: 'PG5', workload: `PG REST facade vs /graphql, list page_size=${PAGE_SIZE} (REST ${(Math.abs(slower) * 100).toFixed(1)}% ${slower >= 0 ? 'slower' : 'faster'})`, unit: 'req/s',
+      service: r.a.rps, baseline: r.b.rps, baselineLabel: 'GraphQL', ratio: r.a.rps / r.b.rps, target: 'REST <= 15% slower', pass: slower <= 0.15,
+      details: { rest: r.a, graphql: r.b, restSlowerBy: slower },
+    });
+  }
+  if (ONLY.has('PGT2')) {
+    const token = await issueToken(makeTarget('service', svcUrl), await createBenchApp(ctx.svc, baseId));
+    await openList({ ...ctx, svcUrl, servicePid: ctx.svc.pid, connections: CONNECTIONS }, token, baseId, listTable, LIST_PAGES, LIST_RECORDS, THROUGHPUT_SECONDS, 'PGT2');
+  }
 }
 
 /** One request at a time, service and baseline alternating: the median latency against a limit. */

@@ -14,7 +14,7 @@ import pg from 'pg';
 import { findPostgresBin, startCluster } from '../test/postgres-cluster.js';
 import { createTableIn, log, timed } from './harness.js';
 import { makeTarget, sendJson, treeMeter, type Target } from './http-load.js';
-import { bigSeedRows, pgBatchRows, pgFilter, pgList, pgSearch, scaleOut, type PgCtx } from './pg-workloads.js';
+import { bigSeedRows, pgBatchRows, pgDoors, pgFilter, pgList, pgSearch, scaleOut, type PgCtx } from './pg-workloads.js';
 import { postgresCpuMeter } from './pg-sql.js';
 import { seedPg, waitSearchCaughtUp, type SeedResult } from './pg-seed.js';
 import { idleUse, start, stop, waitHealthy, waitIdle, waitLogged, type Child } from './procs.js';
@@ -125,17 +125,18 @@ export async function runPostgres(part: PgPart): Promise<void> {
     };
 
     await restart(1, PROFILE);
-    const needList = ['PG1', 'PG4', 'PGW'].some(has);
+    const needList = ['PG1', 'PG4', 'PG5', 'PGT2', 'PGW'].some(has);
     const needBig = ['PG2', 'PG3'].some(has);
     let listTable = '';
     let bigTable = '';
-    let benchBase = '';
+    let bigBase = '';
+    let listBase = '';
     let seedList: SeedResult | undefined;
     let seedBig: SeedResult | undefined;
     let listBusy = 0;
     let bigIndexSeconds = 0;
     if (needList) {
-      ({ id: listTable, baseId: benchBase } = await createTableIn(service!.t, 'bench_list'));
+      ({ id: listTable, baseId: listBase } = await createTableIn(service!.t, 'bench_list'));
       log(`PG: seeding ${LIST_RECORDS.toLocaleString('en-US')} records into the list table through the batch endpoint…`);
       seedList = await timed('PG4. batch create (seeding the list table)', () => seedPg(service!.t, db!, listTable, LIST_RECORDS, SEED_LIST, LIST_RECORDS, 'PG list table'));
       listBusy = await timed('PG4. background work after seeding the list table', async () => {
@@ -147,7 +148,7 @@ export async function runPostgres(part: PgPart): Promise<void> {
       log(`  ${fmt(seedList.api.recordsPerSecond)} records/s (batch p50 ${fmt(seedList.api.stats.p50)} ms); search index caught up ${listBusy.toFixed(1)} s later`);
     }
     if (needBig) {
-      ({ id: bigTable, baseId: benchBase } = await createTableIn(service!.t, 'bench_big'));
+      ({ id: bigTable, baseId: bigBase } = await createTableIn(service!.t, 'bench_big'));
       const viaApi = Math.min(BIG_RECORDS, API_SEED_LIMIT);
       log(`PG: seeding ${BIG_RECORDS.toLocaleString('en-US')} records into the filter table: ${viaApi.toLocaleString('en-US')} through the batch endpoint${viaApi < BIG_RECORDS ? ', the rest directly in SQL' : ''}…`);
       seedBig = await timed('PG4b. batch create (seeding the filter table)', () => seedPg(service!.t, db!, bigTable, BIG_RECORDS, SEED_BIG, API_SEED_LIMIT, 'PG filter table'));
@@ -191,8 +192,9 @@ export async function runPostgres(part: PgPart): Promise<void> {
     if (seedList) await guard(['PG4'], () => pgBatchRows(ctx, listTable, seedList, listBusy));
     if (seedBig) part.rows.push(...bigSeedRows(seedBig, bigIndexSeconds));
     await guard(['PG1'], () => pgList(ctx, listTable));
+    await guard(['PG5', 'PGT2'], () => pgDoors(ctx, service!.url, listBase, listTable));
     await guard(['PG2'], () => pgFilter(ctx, bigTable));
-    await guard(['PG3'], () => pgSearch(ctx, service!.url, benchBase, bigTable, () => service!.settle()));
+    await guard(['PG3'], () => pgSearch(ctx, service!.url, bigBase, bigTable, () => service!.settle()));
     await stop(baseline);
     await guard(['PGW'], () => scaleOut(ctx, listTable, async (n) => (await restart(n)).t));
   } finally {

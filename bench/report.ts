@@ -50,8 +50,9 @@ export function detailLines(rows: Row[]): string[] {
     const svcStats = d?.service ?? d?.rest;
     if (svcStats && 'p50' in svcStats && r.unit !== 'ms p50') {
       const other = d?.baseline ?? d?.graphql;
+      // Server CPU per request is what issue 13 compares with the baseline's (cores over requests per second).
       const cpu = (x: Stats) => (typeof x.serverCores === 'number'
-        ? `, server ${x.serverCores.toFixed(2)} / client ${x.clientCores?.toFixed(2)}${typeof x.dbCores === 'number' ? ` / postgres ${x.dbCores.toFixed(2)}` : ''}` +
+        ? `, server ${x.serverCores.toFixed(2)} (${Math.round((x.serverCores * 1e6) / x.rps).toLocaleString('en-US')} µs/request) / client ${x.clientCores?.toFixed(2)}${typeof x.dbCores === 'number' ? ` / postgres ${x.dbCores.toFixed(2)}` : ''}` +
           `${typeof x.otherCores === 'number' ? ` / rest of machine ${x.otherCores.toFixed(2)}` : ''} cores` : '');
       lines.push(`  ${r.id}: service p50/p90/p95/p99 ${fmt(svcStats.p50)}/${fmt(svcStats.p90)}/${fmt(svcStats.p95)}/${fmt(svcStats.p99)} ms over ${svcStats.requests} requests${cpu(svcStats)}` +
         (other ? `; ${r.baselineLabel ?? 'baseline'} ${fmt(other.p50)}/${fmt(other.p90)}/${fmt(other.p95)}/${fmt(other.p99)} ms over ${other.requests}${cpu(other)}` : ''));

@@ -24,7 +24,7 @@
 //   BENCH_ENGINE   sqlite | postgres | both (default): which parts run (S and P belong to the SQLite part).
 //   BENCH_ONLY     comma list of workloads to run (e.g. "1,5", "T1,T3,W2", "PG1,PGW"; "P" the Python runtime); seeding
 //                  skips the 1M table when 2, 3 and T4 (PG2, PG3) are out, the list table when 1, 4, 5 and T2 (PG1,
-//                  PG4, PGW) are.
+//                  PG4, PG5, PGT2, PGW) are.
 //   BENCH_POSTGRES_URL  a PostgreSQL server (postgres://user@host:port/db) to use instead of a throwaway cluster; the
 //                  bench creates and drops a database of its own on it (needs CREATEDB and the pg_trgm extension).
 //   BENCH_PG_API_SEED  records of the PostgreSQL 1M table written through the API (default 200,000 x scale), the rest in SQL.
@@ -47,7 +47,7 @@ import { idleUse, installExitHandlers, killAll, start, stop, waitHealthy, waitId
 import { fmt, type Row } from './report.js';
 import { finish } from './results.js';
 import {
-  ADMIN, BIG_RECORDS, CONNECTIONS, enc, ENGINES, eqFilter, KEEP, LATENCY_SECONDS, LIST_PAGES, LIST_RECORDS, listPath, ONLY, PAGE_SIZE, PROFILE, ROOT,
+  ADMIN, BIG_RECORDS, CONNECTIONS, enc, ENGINES, eqFilter, graphqlList, KEEP, LATENCY_SECONDS, LIST_PAGES, LIST_RECORDS, listPath, ONLY, PAGE_SIZE, PROFILE, ROOT,
   COMPUTED_LIST_RECORDS, SCALE, SEED_BIG, SEED_LIST, SERVICE_DIR, SERVICE_NODE_FLAGS, SLOW_SECONDS, THROUGHPUT_SECONDS, VERIFY_DISTINCT, VERIFY_REUSE_CALLS, WEBHOOK_RECORDS, WORKFLOW_RECORDS,
 } from './settings.js';
 import { fieldMeta, queryPlans } from './sql.js';
@@ -67,11 +67,6 @@ if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
 }
 
 const SQLITE_WORKLOADS = ['1', '2', '3', '4', '5', 'T1', 'T2', 'T3', 'T4', 'W1', 'W2', 'C1', 'C2', 'C3', 'C4', 'E1', 'E2', 'E3', 'WH', 'I1', 'X1', 'V1', 'V2'];
-
-const GRAPHQL_LIST = 'query Records($tableId: ID!, $page: Int, $pageSize: Int) { records(tableId: $tableId, page: $page, pageSize: $pageSize) { items { id fields createdAt updatedAt } total page pageSize } }';
-const graphqlList = (tableId: string, page: number): Req => ({
-  method: 'POST', path: '/graphql', body: JSON.stringify({ query: GRAPHQL_LIST, variables: { tableId, page, pageSize: PAGE_SIZE } }),
-});
 
 /** The SQLite part: the service on a SQLite file against bench/baseline-server.ts (workloads 1-5, T1-T4, W1-W2). */
 async function runSqlite(tmp: string, rows: Row[], problems: string[], profileDirs: string[]) {

@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Req } from './http-load.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // The checkout whose src/main.ts is benchmarked: this one unless BENCH_SERVICE_DIR names another (e.g. to compare commits).
@@ -24,7 +25,7 @@ if (!['sqlite', 'postgres', 'both'].includes(ENGINE_NAME)) throw new Error(`BENC
 export const ENGINES = { sqlite: ENGINE_NAME !== 'postgres', postgres: ENGINE_NAME !== 'sqlite' };
 
 /** PostgreSQL workloads: list, eq filter, keyword search, batch create, and scale-out over WORKERS (PGW and PGWF rows). */
-export const PG_WORKLOADS = ['PG1', 'PG2', 'PG3', 'PG4', 'PGW'];
+export const PG_WORKLOADS = ['PG1', 'PG2', 'PG3', 'PG4', 'PG5', 'PGT2', 'PGW'];
 const ALL_WORKLOADS = ['1', '2', '3', '4', '5', 'T1', 'T2', 'T3', 'T4', 'W1', 'W2', 'C1', 'C2', 'C3', 'C4', 'E1', 'E2', 'E3', 'WH', 'I1', 'X1', 'V1', 'V2', 'S', 'P', ...PG_WORKLOADS];
 export const ONLY = new Set((process.env.BENCH_ONLY ?? ALL_WORKLOADS.join(',')).split(',').map((s) => s.trim().toUpperCase()).filter(Boolean));
 export const PROFILE = process.env.BENCH_PROFILE === '1';
@@ -57,3 +58,9 @@ export const SEED_BIG = 2;
 export const enc = (v: unknown) => encodeURIComponent(JSON.stringify(v));
 export const listPath = (tableId: string, page: number, extra = '') => `/api/v1/tables/${tableId}/records?page=${page}&page_size=${PAGE_SIZE}${extra}`;
 export const eqFilter = (field: string, value: unknown) => ({ conjunction: 'and', conditions: [{ field, operator: 'eq', value }] });
+
+const GRAPHQL_LIST = 'query Records($tableId: ID!, $page: Int, $pageSize: Int) { records(tableId: $tableId, page: $page, pageSize: $pageSize) { items { id fields createdAt updatedAt } total page pageSize } }';
+/** The /graphql request for the page that `listPath` asks of the REST facade. */
+export const graphqlList = (tableId: string, page: number): Req => ({
+  method: 'POST', path: '/graphql', body: JSON.stringify({ query: GRAPHQL_LIST, variables: { tableId, page, pageSize: PAGE_SIZE } }),
+});
