@@ -313,6 +313,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     async fetch(request: Request, socketAddress?: string): Promise<Response> {
       const started = performance.now();
       services.activity.noteRequest();
+      store.requestArrived();
       const incoming = request.headers.get('x-request-id');
       const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
       const state: RequestState = { requestId, clientAddress: clientAddressOf(request, socketAddress) };

@@ -51,6 +51,17 @@ describe.runIf(ENGINE === 'sqlite')('readCache', () => {
     expect((await get('b'))?.v).toBe('new');
   });
 
+  it('asks again for a request that arrived after the question, even within the same turn', async () => {
+    const { file, get } = open();
+    expect((await get('a'))?.v).toBe('one');
+    const other = new Database(file);
+    other.prepare("UPDATE kv SET v = 'elsewhere' WHERE k = 'a'").run();
+    other.close();
+    // Still the turn of the question (asked by a timer, say): a request arriving now must not share its answer.
+    store!.requestArrived();
+    expect((await get('a'))?.v).toBe('elsewhere');
+  });
+
   it('hands out frozen rows, so no caller can change what the next one gets', async () => {
     const { get } = open();
     const row = (await get('a'))!;
@@ -103,6 +114,13 @@ describe.runIf(ENGINE === 'postgres')('readCache on PostgreSQL', () => {
       await elsewhere.transaction((tx) => exec(tx, "UPDATE kv SET v = 'elsewhere' WHERE k = 'a'"));
       await nextTurn();
       expect(await get('a')).toBe('elsewhere');
+      // Within a turn callers share one question; a request that arrives after it (in the turn of a question a timer
+      // asked, say) gets a question of its own.
+      const asked = here.readVersion();
+      expect(here.readVersion()).toBe(asked);
+      here.requestArrived();
+      expect(here.readVersion()).not.toBe(asked);
+      await nextTurn();
       // This process's own commit: seen at once, in the same turn.
       await here.transaction((tx) => exec(tx, "UPDATE kv SET v = 'here' WHERE k = 'a'"));
       expect(await get('a')).toBe('here');

@@ -64,11 +64,11 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
   await listener.connect();
   await listener.query(`LISTEN ${CHANNEL}`);
 
-  // readVersion(): the row every write transaction increments as it commits (write_version), asked once per turn of
-  // the event loop and shared by the turn's callers: every request handled in a turn arrived before the turn began, so
-  // before the question. The increment commits with the transaction's changes, so a read that saw the old number
-  // before and after it read cannot have missed a change. Writes outside transactions (rate limits, queue claims) touch
-  // nothing the read cache keeps, and leave it standing.
+  // readVersion(): the row every write transaction increments as it commits (write_version), asked at most once per
+  // turn of the event loop and again after each request's arrival (requestArrived), so an answer is shared only by
+  // requests that arrived before it was asked. The increment commits with the transaction's changes, so a read that
+  // saw the old number before and after it read cannot have missed a change. Writes outside transactions (rate limits,
+  // queue claims) touch nothing the read cache keeps, and leave it standing.
   let asked: Promise<number> | undefined;
   const nextTurn = () => {
     asked = undefined;
@@ -179,6 +179,7 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
     },
     externalVersion: () => schemaVersion,
     readVersion,
+    requestArrived: nextTurn,
     async ping() {
       await pool.query('SELECT 1');
     },

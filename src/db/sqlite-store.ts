@@ -122,8 +122,9 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
   // On the read connection, which never writes, every commit moves it: this process's and any other's.
   const readerDataVersion = compileOnReader('PRAGMA data_version').pluck();
   // readVersion(): moved by this process's commits at once, and by another's as seen from the read connection, which is
-  // asked once per turn of the event loop (a request's lookups come together, and each asking costs a read transaction):
-  // every request handled in a turn arrived before it began, so it still sees every commit made before it arrived.
+  // asked at most once per turn of the event loop (a request's lookups come together, and each asking costs a read
+  // transaction) and again after each request's arrival (requestArrived): an answer is shared only by requests that
+  // arrived before it was asked, so each still sees every commit made before it arrived.
   let readEpoch = 0;
   let lastDataVersion = -1;
   let askedThisTurn = false;
@@ -226,6 +227,7 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
     // through it, and the read connection never writes.
     externalVersion: () => dataVersion.get() as number,
     readVersion,
+    requestArrived: nextTurn,
     async ping() {
       writer.prepare('SELECT 1').get();
       reader.prepare('SELECT 1').get();

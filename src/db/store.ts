@@ -106,6 +106,12 @@ export interface Store extends UnitOfWork {
    * PostgreSQL, where asking is a round trip). `readCache` keeps what it read only while this stands still.
    */
   readVersion(): number | Promise<number>;
+  /**
+   * Called as each request arrives (app.fetch): the read version asked since then answers only for requests that arrived
+   * before it was asked, so the next caller asks again. A question asked outside the poll phase of the event loop (by a
+   * timer, say) would otherwise be shared with requests that arrive in the turn's poll phase, after it.
+   */
+  requestArrived(): void;
   /** Resolves when the database answers a trivial query (the health check). */
   ping(): Promise<void>;
   /** The database's size in bytes (metrics). */
