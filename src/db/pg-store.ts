@@ -9,7 +9,7 @@ import { projectPath } from '../project-root.js';
 import * as pgSchema from './pg-schema.js';
 import { pgDialect } from './pg-dialect.js';
 import { createPgRecordStore } from './pg-record-store.js';
-import type { ClaimedJob, Db, Schema, Store, Topic, UnitOfWork } from './store.js';
+import type { ClaimedJob, Db, Schema, Store, Topic, TransactionOptions, UnitOfWork } from './store.js';
 
 const MIGRATIONS = projectPath('src', 'db', 'pg-migrations');
 /** The channel on which every process announces its changes (store.ts `Topic`), and hears the others'. */
@@ -81,7 +81,8 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
     return asked;
   }
 
-  async function transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T> {
+  async function transaction<T>(work: (tx: UnitOfWork) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
+    const writeLock = opts.writeLock ?? true;
     const client = await pool.connect();
     const committed: Array<() => void> = [];
     const topics = new Set<Topic>();
@@ -96,13 +97,14 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
       prepared: (build) => build(txDb),
     };
     try {
-      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
+      await client.query(writeLock ? `BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK})` : 'BEGIN');
       let result: T;
       try {
         result = await work(tx);
         // NOTIFY is transactional: the other processes hear of the change only if it commits (one round trip for all).
         const notify = topics.size ? `NOTIFY ${CHANNEL}, '${processToken} ${[...topics].join(',')}'; ` : '';
-        await client.query(`${notify}UPDATE write_version SET n = n + 1; COMMIT`);
+        // Work beside the write lock changes nothing the read cache keeps (TransactionOptions): it leaves the version.
+        await client.query(`${notify}${writeLock ? 'UPDATE write_version SET n = n + 1; ' : ''}COMMIT`);
         // This turn's question may have been answered before the commit: whoever asks next asks again.
         asked = undefined;
       } catch (e) {

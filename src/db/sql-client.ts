@@ -53,6 +53,11 @@ export interface RecordDialect extends SqlDialect {
   insertArrays?(table: string, columns: readonly string[], types: readonly string[]): string;
   /** The condition that `expr` is one of the values of the text array bound as `$n`; undefined where lists of placeholders are used. */
   inArray?(expr: string, n: number): string;
+  /**
+   * What ends a SELECT that locks the rows it reads until the transaction ends (` FOR UPDATE`), or nothing where a
+   * transaction already excludes every other writer (SQLite).
+   */
+  readonly forUpdate: string;
   /** A `json` column as text that sorts as SQLite sorts the JSON text it stores (identity there). */
   jsonText(expr: string): string;
   readonly search: SearchDialect;

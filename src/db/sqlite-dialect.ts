@@ -22,6 +22,7 @@ export const sqliteDialect: RecordDialect = {
   junctionTableOptions: ' WITHOUT ROWID',
   insertOrIgnore: (table, rest) => `INSERT OR IGNORE INTO ${table} ${rest}`,
   insertOrReplace: (table, columns, _key, values) => `INSERT OR REPLACE INTO ${table} (${columns.join(', ')}) VALUES (${values.join(', ')})`,
+  forUpdate: '',
   jsonText: (expr) => expr,
   search: {
     // FTS5 with the trigram tokenizer: substring matches, case folded by the tokenizer; rowid = _seq.

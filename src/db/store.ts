@@ -48,6 +48,15 @@ export interface UnitOfWork {
 /** What the processes over one database keep copies of, and announce changes to. */
 export type Topic = 'schema' | 'apps' | 'revocations' | 'workflows' | 'runs' | 'fills' | 'events' | 'webhooks' | 'deliveries' | 'jobs';
 
+export interface TransactionOptions {
+  /**
+   * false: on PostgreSQL, run beside the write lock that serialises the domain's writes across processes, for work that
+   * takes the row locks it needs itself and changes nothing the read cache keeps (the search index's background sync).
+   * SQLite has one writer whatever this says.
+   */
+  writeLock?: boolean;
+}
+
 export interface Store extends UnitOfWork {
   readonly engine: 'sqlite' | 'postgres';
   readonly schema: Schema;
@@ -58,7 +67,7 @@ export interface Store extends UnitOfWork {
    * (outside, the store reads through a read-only connection). Inside, use the `tx` handed in, never the store:
    * the store would read outside the transaction, and a nested `transaction` call waits for this one to finish.
    */
-  transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: UnitOfWork) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   /**
    * `prepared`, but run on the connection transactions write through (PostgreSQL: the same as `prepared`). SQLite's read
    * connection drops its whole page cache at its first read after any commit, so a lookup in a table written on every

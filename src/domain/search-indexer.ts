@@ -13,6 +13,8 @@ const MAX_WAIT_MS = 1000;
 
 export function createSearchIndexer({ store }: Deps, loadFields: (uow: UnitOfWork, tableId: string) => Promise<FieldDef[]>, activity: ActivityMonitor) {
   const pending = new Set<string>();
+  /** Writes noted per table: a sync may forget a table only if none was noted while it ran (it runs beside writes). */
+  const touches = new Map<string, number>();
   let timer: NodeJS.Timeout | null = null;
   /** The step under way: one at a time, the next is scheduled only once it has settled. */
   let running: Promise<void> | null = null;
@@ -41,14 +43,20 @@ export function createSearchIndexer({ store }: Deps, loadFields: (uow: UnitOfWor
     const now = Date.now();
     if (activity.sinceLastRequest() < QUIET_MS && now - lastChunk < MAX_WAIT_MS) return QUIET_MS;
     lastChunk = now;
+    const touched = touches.get(tableId);
     try {
+      // Beside the write lock on PostgreSQL: filling the trigram index takes long, and record writes wait only where they
+      // change text a sync may be indexing (record-store/search-index.ts).
       await store.transaction(async (tx) => {
         const more = await tx.records.syncSearch(tableId, await loadFields(tx, tableId), CHUNK);
-        // At commit, before any other write can commit and touch the table again.
-        if (!more) tx.afterCommit(() => pending.delete(tableId));
-      });
+        // A write that committed while this ran may be above what it saw: the table stays pending then.
+        if (!more) tx.afterCommit(() => {
+          if (touches.get(tableId) === touched) pending.delete(tableId);
+        });
+      }, { writeLock: false });
     } catch (e) {
       pending.delete(tableId); // the table was deleted meanwhile, or the next write will schedule it again
+      touches.delete(tableId);
       if (!stopped && !/no such table|does not exist/.test(String(e))) console.error('search indexing failed:', e);
     }
     return 0;
@@ -58,6 +66,7 @@ export function createSearchIndexer({ store }: Deps, loadFields: (uow: UnitOfWor
     /** Notes that a table's search text changed (called once the write has committed). */
     touch(tableId: string) {
       pending.add(tableId);
+      touches.set(tableId, (touches.get(tableId) ?? 0) + 1);
       schedule();
     },
     /** Whether a table has writes its search index has not caught up with (every write path calls touch). */

@@ -11,11 +11,11 @@ import { recordWrites } from './writes.js';
 
 export function createRecordStore(client: SqlClient): RecordStore {
   const ctx = createContext(client);
-  const { markSearchDirty, ...search } = searchIndex(ctx);
+  const { markSearchDirty, takeTurnWithSync, ...search } = searchIndex(ctx);
   return {
     ...schemaChanges(ctx),
     ...search,
-    ...recordWrites(ctx, markSearchDirty),
+    ...recordWrites(ctx, { markSearchDirty, takeTurnWithSync }),
     ...recordReads(ctx),
     ...eventRows(ctx),
     forgetStatements: () => client.forgetStatements(),

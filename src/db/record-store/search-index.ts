@@ -1,6 +1,10 @@
 // Keeping a table's keyword-search table up to date: the searched text, dirty marks, background sync, reset.
 // Rows up to a watermark (`search_state.indexed_seq`) are indexed; changed ones are marked in `search_dirty`. New rows
-// always come above the watermark, because writes are serialised (one writer on SQLite, a write lock on PostgreSQL).
+// always come above the watermark, because record writes are serialised (one writer on SQLite, a write lock on
+// PostgreSQL). On PostgreSQL the background sync runs without that write lock (a trigram index takes long to fill),
+// so whatever changes a table's search text otherwise (an update of a searchable value, a delete, a reset) first locks
+// the table's `search_state` row, which a sync holds until it commits: the two take turns. A create needs no turn: its
+// rows are above anything a sync running beside it can see.
 import type { FieldDef } from '../../fields/field-type.js';
 import { typeOfField } from '../../fields/registry.js';
 import { Params, type RecordDialect } from '../sql-client.js';
@@ -24,10 +28,21 @@ export function searchIndex({ client, dialect: d, scalar }: StoreContext) {
   const p = (n: number) => d.placeholder(n);
   const { key } = d.search;
 
+  /** The table's watermark, its `search_state` row locked until the transaction ends (see the header). */
+  const lockSearch = async (tableId: string) =>
+    ((await scalar(`SELECT indexed_seq FROM search_state WHERE table_id = ${p(1)}${d.forUpdate}`, [tableId])) as number | undefined) ?? 0;
+  /** Waits for a sync of the table running beside this transaction, and keeps the next from starting until it ends. */
+  const takeTurnWithSync = async (tableId: string) => {
+    if (d.forUpdate) await lockSearch(tableId);
+  };
+
   return {
+    takeTurnWithSync,
+
     /** Marks already-indexed records whose search text changed. */
     async markSearchDirty(tableId: string, ids: string[]) {
       if (!ids.length) return;
+      await takeTurnWithSync(tableId);
       const rt = recordTable(tableId, await client.tablePrefix(tableId));
       for (const chunk of chunks(ids)) {
         const params = new Params(d);
@@ -41,6 +56,7 @@ export function searchIndex({ client, dialect: d, scalar }: StoreContext) {
 
     /** Forgets the search index of a table after the set of searchable fields changed; it is rebuilt in the background. */
     async resetSearch(tableId: string) {
+      await takeTurnWithSync(tableId);
       await client.exec(`DELETE FROM ${searchTable(tableId, await client.tablePrefix(tableId))}`);
       await client.run(`UPDATE search_state SET indexed_seq = 0 WHERE table_id = ${p(1)}`, [tableId]);
       await client.run(`DELETE FROM search_dirty WHERE table_id = ${p(1)}`, [tableId]);
@@ -55,7 +71,10 @@ export function searchIndex({ client, dialect: d, scalar }: StoreContext) {
       const st = searchTable(tableId, prefix);
       const rt = recordTable(tableId, prefix);
       const text = searchTextExpr(fields, d);
-      const watermark = ((await scalar(`SELECT indexed_seq FROM search_state WHERE table_id = ${p(1)}`, [tableId])) as number | undefined) ?? 0;
+      // The record table first, then the search_state row: a field change alters the table before it resets the search,
+      // so a sync taking them the other way round could deadlock with it (PostgreSQL keeps a table's lock to the end).
+      if (d.forUpdate) await client.rows(`SELECT 1 FROM ${rt} LIMIT 1`);
+      const watermark = await lockSearch(tableId);
       const dirty = (await client.rows(`SELECT seq FROM search_dirty WHERE table_id = ${p(1)} ORDER BY seq LIMIT ${p(2)}`, [tableId, limit])).map((r) => r[0]);
       for (const chunk of chunks(dirty)) {
         const marks = new Params(d).bindAll(chunk);

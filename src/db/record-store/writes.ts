@@ -5,7 +5,13 @@ import { Params } from '../sql-client.js';
 import { chunks, column, hasColumn, isLink, linkTable, recordTable, searchTable, type StoreContext } from './context.js';
 import type { RowWrite } from './types.js';
 
-export function recordWrites(ctx: StoreContext, markSearchDirty: (tableId: string, ids: string[]) => Promise<void>) {
+/** What record writes ask of the search index (search-index.ts): marking changed text, and taking turns with a sync. */
+interface SearchMarks {
+  markSearchDirty(tableId: string, ids: string[]): Promise<void>;
+  takeTurnWithSync(tableId: string): Promise<void>;
+}
+
+export function recordWrites(ctx: StoreContext, { markSearchDirty, takeTurnWithSync }: SearchMarks) {
   const { client, dialect: d } = ctx;
   const p = (n: number) => d.placeholder(n);
   // Value types without the columns' collation (which the columns apply on assignment), for array parameters.
@@ -84,6 +90,8 @@ export function recordWrites(ctx: StoreContext, markSearchDirty: (tableId: strin
     async delete(tableId: string, ids: string[], linksIn: FieldDef[], linksTo: FieldDef[]) {
       const prefix = await client.tablePrefix(tableId);
       const rt = recordTable(tableId, prefix);
+      // A sync running beside this transaction may be indexing these very records: wait for it, then remove them.
+      if (ids.length) await takeTurnWithSync(tableId);
       for (const chunk of chunks(ids)) {
         const marks = new Params(d).bindAll(chunk);
         await client.run(`DELETE FROM ${searchTable(tableId, prefix)} WHERE ${d.search.key} IN (SELECT _seq FROM ${rt} WHERE _id IN (${marks}))`, chunk);
