@@ -106,7 +106,7 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
         // Work beside the write lock changes nothing the read cache keeps (TransactionOptions): it leaves the version.
         await client.query(`${notify}${writeLock ? 'UPDATE write_version SET n = n + 1; ' : ''}COMMIT`);
         // This turn's question may have been answered before the commit: whoever asks next asks again.
-        asked = undefined;
+        nextTurn();
       } catch (e) {
         await client.query('ROLLBACK').catch(() => {});
         throw e;
