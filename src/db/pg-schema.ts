@@ -1,5 +1,6 @@
 // Drizzle definitions of the service's own tables on PostgreSQL: the twin of schema.ts (kept in step by test/schema-parity).
 // Column types are chosen to give the same JavaScript values as the SQLite ones, since the domain is typed against schema.ts.
+import { sql } from 'drizzle-orm';
 import { pgTable, text, boolean, bigint, json, customType, primaryKey, uniqueIndex, index } from 'drizzle-orm/pg-core';
 
 /** SQLite's `blob({ mode: 'buffer' })`: node-postgres already reads and writes bytea as a Buffer. */
@@ -248,11 +249,13 @@ export const events = pgTable('events', {
   actorType: text('actor_type').notNull(),
   actorId: text('actor_id'),
   at: text('at').notNull(),
-  data: json('data').$type<Record<string, unknown>>().notNull(),
+  data: json('data').$type<unknown>().notNull(),
+  eventCount: bigint('event_count', { mode: 'number' }).notNull().default(1),
 }, (t) => [
-  // Two indexes, as few as the reads allow: (base, seq) orders the log; record_id serves record history and, through its
-  // nulls, finds the few other events (fields, tables, views), which are pruned sooner (events.prune).
-  primaryKey({ columns: [t.baseId, t.seq] }), index('events_record').on(t.recordId),
+  // As in schema.ts: (base, seq) orders the log; record_id serves record history and finds the other events through its
+  // nulls; the rows of several events have an entry per table, where record history looks for them.
+  primaryKey({ columns: [t.baseId, t.seq] }), index('events_record').on(t.recordId).where(sql`${t.eventCount} = 1`),
+  index('events_rows_of_many').on(t.tableId).where(sql`${t.eventCount} > 1`),
 ]);
 
 /** Answers kept for `Idempotency-Key` (contract section 14): per actor and key, 24 h; `status` null while the first runs. */

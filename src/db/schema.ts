@@ -1,5 +1,6 @@
 // Drizzle definitions of the service's own metadata tables (users, bases, tables, fields, ...).
 // User records live in per-table SQLite tables managed by record-store.ts, not here.
+import { sql } from 'drizzle-orm';
 import { sqliteTable, text, integer, blob, primaryKey, uniqueIndex, index } from 'drizzle-orm/sqlite-core';
 
 export const users = sqliteTable('users', {
@@ -217,23 +218,29 @@ export const pluginRuns = sqliteTable('plugin_runs', {
 
 /**
  * The event log (contract section 14): every change to records, fields, tables and views, written in the transaction of
- * the change; read by cursor (`seq` per base) and pruned after EVENT_RETENTION_DAYS.
+ * the change; read by cursor (`seq` per base) and pruned after EVENT_RETENTION_DAYS. A row holds one event, or
+ * `event_count` record events of one write (one type, table, actor and time): see src/domain/events.ts.
  */
 export const events = sqliteTable('events', {
   id: text('id').notNull(),
   baseId: text('base_id').notNull(),
+  /** The seq of the row's last event; its events have the `event_count` seqs up to this one. */
   seq: integer('seq').notNull(),
   type: text('type').notNull(),
   tableId: text('table_id'),
+  /** The record's id; in a row of several events, their records' ids separated by spaces. */
   recordId: text('record_id'),
   actorType: text('actor_type').notNull(),
   actorId: text('actor_id'),
   at: text('at').notNull(),
-  data: text('data', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+  data: text('data', { mode: 'json' }).$type<unknown>().notNull(),
+  eventCount: integer('event_count').notNull().default(1),
 }, (t) => [
-  // Two indexes, as few as the reads allow: (base, seq) orders the log; record_id serves record history and, through its
-  // nulls, finds the few other events (fields, tables, views), which are pruned sooner (events.prune).
-  primaryKey({ columns: [t.baseId, t.seq] }), index('events_record').on(t.recordId),
+  // Three indexes, as few as the reads allow: (base, seq) orders the log; record_id serves record history and, through
+  // its nulls, finds the few other events (fields, tables, views), which are pruned sooner (events.prune); the rows of
+  // several events have an entry per table, where record history looks for them.
+  primaryKey({ columns: [t.baseId, t.seq] }), index('events_record').on(t.recordId).where(sql`${t.eventCount} = 1`),
+  index('events_rows_of_many').on(t.tableId).where(sql`${t.eventCount} > 1`),
 ]);
 
 /** Answers kept for `Idempotency-Key` (contract section 14): per actor and key, 24 h; `status` null while the first runs. */

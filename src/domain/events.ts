@@ -1,7 +1,12 @@
 // The event log (contract section 14): every change to records, fields and tables, written in the transaction of the
 // change (an outbox), with its actor; read by cursor per base and pruned after EVENT_RETENTION_DAYS. One log feeds the
 // events endpoint, subscriptions and webhooks, so none of them can see a change that rolled back or miss one that did not.
-import { aliasedTable, and, asc, eq, exists, gt, isNull, lt, lte, max } from 'drizzle-orm';
+//
+// A batch write's record events share one row of `events` (up to EVENTS_PER_ROW, of one type and table): a row per
+// event cost a batch create of 100 records a quarter of its time, in row inserts and the pages they dirtied. Such a row
+// has the seq of its last event, `event_count`, its records' ids in `record_id` (space-separated) and `data` as the list
+// of its events' ids and data; every read below gives its events one by one, as if each had its own row.
+import { aliasedTable, and, asc, eq, exists, gt, inArray, isNull, like, lt, lte, max } from 'drizzle-orm';
 import { first, type EventRow, type UnitOfWork } from '../db/store.js';
 import { badRequest, forbidden } from '../errors.js';
 import { newId, nowIso } from '../ids.js';
@@ -44,6 +49,10 @@ const STREAM_BATCH = 500;
 const STREAM_POLL_MS = 1000;
 /** Events deleted per transaction when pruning: a writer waits for one chunk at most. */
 const PRUNE_CHUNK = 2000;
+/** Record events of one write kept in one row at most (a list page never parses more than it must). */
+const EVENTS_PER_ROW = 100;
+/** Rows a list reads per query: enough for a page of single events, few enough of shared ones. */
+const LIST_ROWS = 64;
 
 const json = (v: unknown) => JSON.stringify(v ?? null);
 
@@ -89,13 +98,26 @@ export function createEventLog({ store, config }: Deps) {
       const at = nowIso();
       const actorType = actor?.kind ?? 'user';
       const actorId = actor?.id ?? null;
-      const rows: EventRow[] = items.map((e) => ({
-        id: newId('evt'), baseId, seq: ++seq, type: e.type, tableId: e.tableId ?? null, recordId: e.recordId ?? null,
-        actorType, actorId, at, data: e.data,
-      }));
+      const rows: EventRow[] = [];
+      for (let i = 0; i < items.length;) {
+        const e = items[i];
+        let end = i + 1;
+        if (e.recordId) {
+          while (end < items.length && end - i < EVENTS_PER_ROW && items[end].recordId && items[end].type === e.type && items[end].tableId === e.tableId) end++;
+        }
+        const shared = { baseId, type: e.type, tableId: e.tableId ?? null, actorType, actorId, at };
+        if (end === i + 1) rows.push({ ...shared, id: newId('evt'), seq: ++seq, recordId: e.recordId ?? null, data: e.data, eventCount: 1 });
+        else {
+          const run = items.slice(i, end);
+          const data: SharedRowEvent[] = run.map((r) => ({ id: newId('evt'), data: r.data }));
+          seq += run.length;
+          rows.push({ ...shared, id: data[0].id, seq, recordId: run.map((r) => r.recordId).join(' '), data, eventCount: run.length });
+        }
+        i = end;
+      }
       await tx.records.insertEvents(rows);
       if (hooks.length) {
-        const appended = rows.map(toApi);
+        const appended = rows.flatMap(eventsOfRow);
         for (const hook of hooks) await hook(tx, baseId, appended);
       }
       tx.announce('events');
@@ -121,10 +143,32 @@ export function createEventLog({ store, config }: Deps) {
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw badRequest('limit must be an integer from 1 to 1000', [{ field: 'limit', message: 'must be 1 to 1000' }]);
       const after = q.after === undefined || q.after === null || q.after === '' ? 0 : Number(q.after);
       if (!Number.isSafeInteger(after) || after < 0) throw badRequest('after must be a cursor (a seq) from an earlier page', [{ field: 'after', message: 'must be a non-negative integer' }]);
-      const where = and(eq(events.baseId, baseId), gt(events.seq, after), q.tableId ? eq(events.tableId, q.tableId) : undefined, q.type ? eq(events.type, q.type) : undefined);
-      const rows = await store.db.select().from(events).where(where).orderBy(asc(events.seq)).limit(limit + 1);
-      const items = rows.slice(0, limit).map(toApi);
-      return { items, next: rows.length > limit ? items[items.length - 1].seq : null };
+      const filters = [q.tableId ? eq(events.tableId, q.tableId) : undefined, q.type ? eq(events.type, q.type) : undefined];
+      // A row's seq is its last event's, so the first row read may hold events up to `after` too: they are skipped.
+      const items: ApiEvent[] = [];
+      for (let from = after; items.length <= limit;) {
+        const rows = await store.db.select().from(events).where(and(eq(events.baseId, baseId), gt(events.seq, from), ...filters))
+          .orderBy(asc(events.seq)).limit(Math.min(limit + 1, LIST_ROWS));
+        for (const r of rows) for (const e of eventsOfRow(r)) if (Number(e.seq) > after) items.push(e);
+        if (rows.length < Math.min(limit + 1, LIST_ROWS)) break;
+        from = rows[rows.length - 1].seq;
+      }
+      const page = items.slice(0, limit);
+      return { items: page, next: items.length > limit ? page[page.length - 1].seq : null };
+    },
+
+    /**
+     * A record's events, newest first: its own rows through `events_record`, and the rows it shares with others of its
+     * writes, found among the table's shared rows by the ids they list (LIKE only narrows; the ids are compared exactly).
+     */
+    async ofRecord(tableId: string, recordId: string): Promise<ApiEvent[]> {
+      const recordTypes = ['record.created', 'record.updated', 'record.deleted'];
+      const own = await store.db.select().from(events)
+        .where(and(eq(events.recordId, recordId), eq(events.eventCount, 1), eq(events.tableId, tableId), inArray(events.type, recordTypes)));
+      const shared = await store.db.select().from(events)
+        .where(and(eq(events.tableId, tableId), gt(events.eventCount, 1), like(events.recordId, `%${recordId}%`)));
+      const found = [...own.flatMap(eventsOfRow), ...shared.flatMap(eventsOfRow).filter((e) => e.record_id === recordId)];
+      return found.sort((a, b) => Number(b.seq) - Number(a.seq));
     },
 
     /**
@@ -187,36 +231,55 @@ export function createEventLog({ store, config }: Deps) {
      * kept HISTORY_RETENTION_DAYS when that is longer, so the two kinds are pruned apart: the few other events through
      * their own partial index, and everything past the longer period oldest first per base (`at` grows with `seq`), in
      * chunks of their own transactions, so the record events still kept are never read and writers wait briefly. A base's
-     * newest event is kept, whatever its age: the next event's `seq` follows it, so cursors held by subscribers stay valid.
+     * newest row is kept, whatever its age (with the events of the write that made it): the next event's `seq` follows its
+     * last, so cursors held by subscribers stay valid.
      */
     async prune(now = Date.now()) {
       const before = new Date(now - config.eventRetentionDays * 86_400_000).toISOString();
       const historyBefore = new Date(now - Math.max(config.eventRetentionDays, config.historyRetentionDays) * 86_400_000).toISOString();
       await store.transaction(async (tx) => {
         const newer = tx.db.select({ seq: newerEvents.seq }).from(newerEvents).where(and(eq(newerEvents.baseId, events.baseId), gt(newerEvents.seq, events.seq)));
-        await tx.db.delete(events).where(and(isNull(events.recordId), lt(events.at, before), exists(newer)));
+        await tx.db.delete(events).where(and(isNull(events.recordId), eq(events.eventCount, 1), lt(events.at, before), exists(newer)));
       });
       const nextBase = async (after: string) => (await first(store.db.select({ id: events.baseId }).from(events)
         .where(gt(events.baseId, after)).orderBy(asc(events.baseId)).limit(1)))?.id;
       for (let baseId = await nextBase(''); baseId !== undefined; baseId = await nextBase(baseId)) {
         for (;;) {
-          const oldest = await store.db.select({ seq: events.seq, at: events.at }).from(events)
+          const oldest = await store.db.select({ seq: events.seq, at: events.at, eventCount: events.eventCount }).from(events)
             .where(eq(events.baseId, baseId)).orderBy(asc(events.seq)).limit(PRUNE_CHUNK);
           const expired = oldest.findIndex((e) => e.at >= historyBefore);
-          const last = (expired === -1 ? oldest.slice(0, -1) : oldest.slice(0, expired)).at(-1);
+          const candidates = expired === -1 ? oldest.slice(0, -1) : oldest.slice(0, expired);
+          // At most PRUNE_CHUNK events per transaction (a row may hold up to EVENTS_PER_ROW), but always one row.
+          let take = 0;
+          for (let n = 0; take < candidates.length && (take === 0 || n + candidates[take].eventCount <= PRUNE_CHUNK); take++) n += candidates[take].eventCount;
+          const last = candidates[take - 1];
           if (last) await store.transaction(async (tx) => void (await tx.db.delete(events).where(and(eq(events.baseId, baseId), lte(events.seq, last.seq)))));
-          if (expired !== -1 || oldest.length < PRUNE_CHUNK || !last) break;
+          const more = take < candidates.length || (expired === -1 && oldest.length === PRUNE_CHUNK);
+          if (!more || !last) break;
         }
       }
     },
   };
 }
 
-function toApi(r: { id: string; seq: number; type: string; baseId: string; tableId: string | null; recordId: string | null; actorType: string; actorId: string | null; at: string; data: Record<string, unknown> }): ApiEvent {
-  return {
-    id: r.id, seq: String(r.seq), type: r.type, base_id: r.baseId, table_id: r.tableId, record_id: r.recordId,
-    actor: { type: r.actorType, id: r.actorId }, at: r.at, data: r.data,
-  };
+/** One event of a row that holds several (see the header). */
+interface SharedRowEvent {
+  id: string;
+  data: Record<string, unknown>;
+}
+
+type StoredEvent = Pick<EventRow, 'id' | 'seq' | 'type' | 'baseId' | 'tableId' | 'recordId' | 'actorType' | 'actorId' | 'at' | 'data' | 'eventCount'>;
+
+/** The events of a row of `events`, in seq order. */
+export function eventsOfRow(r: StoredEvent): ApiEvent[] {
+  const event = (id: string, seq: number, recordId: string | null, data: unknown): ApiEvent => ({
+    id, seq: String(seq), type: r.type, base_id: r.baseId, table_id: r.tableId, record_id: recordId,
+    actor: { type: r.actorType, id: r.actorId }, at: r.at, data: data as Record<string, unknown>,
+  });
+  if (r.eventCount === 1) return [event(r.id, Number(r.seq), r.recordId, r.data)];
+  const recordIds = r.recordId!.split(' ');
+  const first = Number(r.seq) - r.eventCount + 1;
+  return (r.data as SharedRowEvent[]).map((e, i) => event(e.id, first + i, recordIds[i], e.data));
 }
 
 export type EventLog = ReturnType<typeof createEventLog>;

@@ -1,5 +1,5 @@
 // The trash and record history (contract section 16): deleted records move into the `trash` table, restores put them back.
-import { and, desc, eq, inArray, lt } from 'drizzle-orm';
+import { and, desc, eq, lt } from 'drizzle-orm';
 import type { StoredRow, UnitOfWork } from '../db/store.js';
 import { conflict, notFound } from '../errors.js';
 import type { FieldDef } from '../fields/field-type.js';
@@ -41,7 +41,7 @@ const DAY = 86_400_000;
 /** `records` is read lazily: the record service is built after the trash, which its deletes write to. */
 export function createTrash(deps: Deps, tables: TableService, fieldService: FieldService, computed: ComputedEngine, events: EventLog, records: () => RecordService) {
   const { store, config } = deps;
-  const { trash, events: eventRows } = store.schema;
+  const { trash } = store.schema;
   const schemaTrash = createSchemaTrash(deps, fieldService, computed, events);
   const newTrashId = () => `trs${randomUUID().replace(/-/g, '').slice(0, 16)}`;
   const expiry = () => new Date(Date.now() + config.trashRetentionDays * DAY).toISOString();
@@ -180,15 +180,12 @@ export function createTrash(deps: Deps, tables: TableService, fieldService: Fiel
 
     /** A record's changes from the event log, newest first (kept HISTORY_RETENTION_DAYS: events.prune spares record events). */
     async history(tableId: string, recordId: string): Promise<ApiHistoryEntry[]> {
-      const rows = await store.db.select().from(eventRows)
-        .where(and(eq(eventRows.tableId, tableId), eq(eventRows.recordId, recordId), inArray(eventRows.type, ['record.created', 'record.updated', 'record.deleted'])))
-        .orderBy(desc(eventRows.seq));
-      return rows.map((e) => {
+      return (await events.ofRecord(tableId, recordId)).map((e) => {
         const data = e.data as { before?: Record<string, unknown>; after?: Record<string, unknown> };
         const names = new Set([...Object.keys(data.before ?? {}), ...Object.keys(data.after ?? {})]);
         const changes: ApiHistoryEntry['changes'] = {};
         for (const n of names) changes[n] = { before: data.before?.[n] ?? null, after: data.after?.[n] ?? null };
-        return { at: e.at, type: e.type.slice('record.'.length) as ApiHistoryEntry['type'], actor: { type: e.actorType, id: e.actorId }, changes };
+        return { at: e.at, type: e.type.slice('record.'.length) as ApiHistoryEntry['type'], actor: e.actor, changes };
       });
     },
 

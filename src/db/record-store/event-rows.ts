@@ -2,7 +2,7 @@
 // the statements are built once per shape and skip drizzle's per-query building, as the record writes do.
 import type { StoreContext } from './context.js';
 
-/** One row of `events`; `data` is stored as JSON text. */
+/** One row of `events` (one event, or several of one write: src/domain/events.ts); `data` is stored as JSON text. */
 export interface EventRow {
   id: string;
   baseId: string;
@@ -13,11 +13,12 @@ export interface EventRow {
   actorType: string;
   actorId: string | null;
   at: string;
-  data: Record<string, unknown>;
+  data: unknown;
+  eventCount: number;
 }
 
-const COLUMNS = ['id', 'base_id', 'seq', 'type', 'table_id', 'record_id', 'actor_type', 'actor_id', 'at', 'data'];
-const TYPES = ['text', 'text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'text', 'json'];
+const COLUMNS = ['id', 'base_id', 'seq', 'type', 'table_id', 'record_id', 'actor_type', 'actor_id', 'at', 'data', 'event_count'];
+const TYPES = ['text', 'text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'text', 'json', 'bigint'];
 
 export function eventRows(ctx: StoreContext) {
   const lastSeqSql = `SELECT max(seq) FROM events WHERE base_id = ${ctx.dialect.placeholder(1)}`;
@@ -28,7 +29,7 @@ export function eventRows(ctx: StoreContext) {
     },
     async insertEvents(rows: EventRow[]): Promise<void> {
       await ctx.insertRows('events', COLUMNS, rows.map((r) => [
-        r.id, r.baseId, r.seq, r.type, r.tableId, r.recordId, r.actorType, r.actorId, r.at, JSON.stringify(r.data),
+        r.id, r.baseId, r.seq, r.type, r.tableId, r.recordId, r.actorType, r.actorId, r.at, JSON.stringify(r.data), r.eventCount,
       ]), TYPES);
     },
   };
