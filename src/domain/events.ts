@@ -6,7 +6,7 @@
 // event cost a batch create of 100 records a quarter of its time, in row inserts and the pages they dirtied. Such a row
 // has the seq of its last event, `event_count`, its records' ids in `record_id` (space-separated) and `data` as the list
 // of its events' ids and data; every read below gives its events one by one, as if each had its own row.
-import { aliasedTable, and, asc, eq, exists, gt, inArray, isNull, like, lt, lte, max } from 'drizzle-orm';
+import { aliasedTable, and, asc, eq, exists, gt, inArray, isNull, like, lt, lte, max, sql } from 'drizzle-orm';
 import { first, type EventRow, type UnitOfWork } from '../db/store.js';
 import { badRequest, forbidden } from '../errors.js';
 import { newId, nowIso } from '../ids.js';
@@ -78,6 +78,8 @@ export type AppendHook = (tx: UnitOfWork, baseId: string, appended: ApiEvent[]) 
 export function createEventLog({ store, config }: Deps) {
   const { events } = store.schema;
   const newerEvents = aliasedTable(events, 'newer');
+  // The partial indexes' own conditions, as literals: a bound parameter would not let SQLite use them.
+  const oneEvent = sql`${events.eventCount} = 1`;
   const hooks: AppendHook[] = [];
   /** Hears of committed events of a base (from this process, or announced by another with baseId unknown: null). */
   const listeners = new Set<(baseId: string | null) => void>();
@@ -164,9 +166,9 @@ export function createEventLog({ store, config }: Deps) {
     async ofRecord(tableId: string, recordId: string): Promise<ApiEvent[]> {
       const recordTypes = ['record.created', 'record.updated', 'record.deleted'];
       const own = await store.db.select().from(events)
-        .where(and(eq(events.recordId, recordId), eq(events.eventCount, 1), eq(events.tableId, tableId), inArray(events.type, recordTypes)));
+        .where(and(eq(events.recordId, recordId), oneEvent, eq(events.tableId, tableId), inArray(events.type, recordTypes)));
       const shared = await store.db.select().from(events)
-        .where(and(eq(events.tableId, tableId), gt(events.eventCount, 1), like(events.recordId, `%${recordId}%`)));
+        .where(and(eq(events.tableId, tableId), sql`${events.eventCount} > 1`, like(events.recordId, `%${recordId}%`)));
       const found = [...own.flatMap(eventsOfRow), ...shared.flatMap(eventsOfRow).filter((e) => e.record_id === recordId)];
       return found.sort((a, b) => Number(b.seq) - Number(a.seq));
     },
@@ -239,7 +241,7 @@ export function createEventLog({ store, config }: Deps) {
       const historyBefore = new Date(now - Math.max(config.eventRetentionDays, config.historyRetentionDays) * 86_400_000).toISOString();
       await store.transaction(async (tx) => {
         const newer = tx.db.select({ seq: newerEvents.seq }).from(newerEvents).where(and(eq(newerEvents.baseId, events.baseId), gt(newerEvents.seq, events.seq)));
-        await tx.db.delete(events).where(and(isNull(events.recordId), eq(events.eventCount, 1), lt(events.at, before), exists(newer)));
+        await tx.db.delete(events).where(and(isNull(events.recordId), oneEvent, lt(events.at, before), exists(newer)));
       });
       const nextBase = async (after: string) => (await first(store.db.select({ id: events.baseId }).from(events)
         .where(gt(events.baseId, after)).orderBy(asc(events.baseId)).limit(1)))?.id;
