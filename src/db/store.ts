@@ -243,3 +243,31 @@ export function coalesced(what: string, reload: () => Promise<void>): () => void
 export async function first<T>(rows: PromiseLike<T[]>): Promise<T | undefined> {
   return (await rows)[0];
 }
+
+/**
+ * Group commit: `write` puts the items given during one turn of the event loop into one transaction, and each caller's
+ * promise settles when that transaction has committed (or failed). Items given while one is being written wait for the
+ * next. For small rows that must be durable before the answer (issued tokens): many concurrent requests share a commit.
+ */
+export function groupCommit<T>(store: Pick<Store, 'transaction'>, write: (tx: UnitOfWork, items: T[]) => Promise<void>): (item: T) => Promise<void> {
+  let queued: Array<{ item: T; done: (error?: unknown) => void }> = [];
+  let writing = false;
+  const flush = async () => {
+    writing = true;
+    while (queued.length) {
+      const batch = queued;
+      queued = [];
+      try {
+        await store.transaction((tx) => write(tx, batch.map((q) => q.item)));
+        for (const q of batch) q.done();
+      } catch (e) {
+        for (const q of batch) q.done(e);
+      }
+    }
+    writing = false;
+  };
+  return (item) => new Promise<void>((resolve, reject) => {
+    queued.push({ item, done: (e) => (e === undefined ? resolve() : reject(e)) });
+    if (!writing && queued.length === 1) setImmediate(() => void (writing || flush()));
+  });
+}

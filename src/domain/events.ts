@@ -270,10 +270,8 @@ interface SharedRowEvent {
   data: Record<string, unknown>;
 }
 
-type StoredEvent = Pick<EventRow, 'id' | 'seq' | 'type' | 'baseId' | 'tableId' | 'recordId' | 'actorType' | 'actorId' | 'at' | 'data' | 'eventCount'>;
-
 /** The events of a row of `events`, in seq order. */
-export function eventsOfRow(r: StoredEvent): ApiEvent[] {
+function eventsOfRow(r: EventRow): ApiEvent[] {
   const event = (id: string, seq: number, recordId: string | null, data: unknown): ApiEvent => ({
     id, seq: String(seq), type: r.type, base_id: r.baseId, table_id: r.tableId, record_id: recordId,
     actor: { type: r.actorType, id: r.actorId }, at: r.at, data: data as Record<string, unknown>,
