@@ -110,4 +110,27 @@ describe('records', () => {
     const gql = await c.graphql('query($t: ID!) { records(tableId: $t) { items { fields } } }', { t });
     expect(gql.body.data.records.items.map((r: { fields: unknown }) => r.fields)).toEqual([0, 1, 2, 3].map(fields));
   });
+
+  it('a create answers what a read gives back, for every type stored as written (the answer is built without reading)', async () => {
+    const user = await c.user('Wren');
+    const t = await makeTable(c, [
+      { name: 'Text', type: 'text' }, { name: 'Long', type: 'long_text' }, { name: 'N', type: 'number' }, { name: 'Done', type: 'checkbox' },
+      { name: 'Due', type: 'date' }, { name: 'Mail', type: 'email' }, { name: 'Site', type: 'url' }, { name: 'Tel', type: 'phone' },
+      { name: 'Stars', type: 'rating' }, { name: 'Pick', type: 'single_select', options: ['a', 'b'] }, { name: 'Who', type: 'user' },
+    ], { baseId: user.defaultBaseId, token: user.token });
+    const records = [
+      { Text: 'x', Long: 'line\nline', N: 1.5, Done: true, Due: '2026-02-03', Mail: 'a@example.com', Site: 'https://example.com', Tel: '+1 555 0100', Stars: 4, Pick: 'b', Who: user.id },
+      { N: -7, Done: false, Due: '2026-02-03T04:05:06.789Z' },
+      {},
+    ].map((fields) => ({ fields }));
+    const created = await c.request('POST', `/api/v1/tables/${t}/records/batch`, { token: user.token, body: { action: 'create', records } });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const single = await c.request('POST', `/api/v1/tables/${t}/records`, { token: user.token, body: { fields: { N: 3, Text: 'one' } } });
+    expect(single.status).toBe(201);
+    for (const r of [...created.body.data.items, single.body.data]) {
+      const read = await c.request('GET', `/api/v1/tables/${t}/records/${r.id}`, { token: user.token });
+      expect(read.body.data).toEqual(r);
+    }
+  });
 });
+

@@ -1,5 +1,5 @@
 // One field's API value of a stored record row, and a record's answer: what record answers, computed fields and workflows read.
-import type { StoredRow } from '../db/store.js';
+import type { RowWrite, StoredRow } from '../db/store.js';
 import type { FieldDef, FieldType } from '../fields/field-type.js';
 import { typeOfField } from '../fields/registry.js';
 import { objectLiteralFunction } from '../object-literal.js';
@@ -34,6 +34,20 @@ export function valueReader(field: FieldDef): ValueReader {
     if (value === undefined) memo.set(raw, (value = type.fromStored(raw, field)));
     return value;
   };
+}
+
+/**
+ * The rows as a read would give them back, when every field keeps its value as written in a column of its own (no
+ * computed, system, list or link storage): a create or an import then need no read of what it just wrote (a batch of
+ * 1,000 creates spent an eighth of its time reading itself back).
+ */
+export function writtenRows(writes: RowWrite[], fields: FieldDef[], at: string, by: string | null): StoredRow[] | undefined {
+  const plain = fields.every((f) => {
+    const t = typeOfField(f);
+    return !t.computed && (t.storage === 'text' || t.storage === 'real' || t.storage === 'integer');
+  });
+  if (!plain) return undefined;
+  return writes.map((w) => ({ id: w.id, seq: 0, createdAt: at, updatedAt: at, createdBy: by, updatedBy: by, values: Object.fromEntries(w.values) }));
 }
 
 /** One value on its own (exports, formulas): `valueReader` is for many rows of one field. */

@@ -1,6 +1,6 @@
 // Cell texts of an imported file into stored values: the text becomes the value an API write would carry (a number,
 // a boolean, a list), then goes through the field type's own `toStored`, the code every API write runs.
-import type { RowWrite, StoredRow } from '../../db/store.js';
+import type { RowWrite } from '../../db/store.js';
 import { ValueError, type FieldDef, type ValueContext } from '../../fields/field-type.js';
 import { typeOfField } from '../../fields/registry.js';
 import { newId } from '../../ids.js';
@@ -81,17 +81,4 @@ export function convertRows(rows: ImportRow[], targets: ColumnTarget[], fields: 
     writes.push({ id: newId('rec'), values, row: r.row });
   }
   return { writes, errors, links };
-}
-
-/**
- * The rows as a read would give them back, when every field keeps its value as written in a column of its own (no
- * computed, system, list or link storage): the events of an import then need no read of what it just wrote.
- */
-export function writtenRows(writes: RowWrite[], fields: FieldDef[], at: string, by: string): StoredRow[] | undefined {
-  const plain = fields.every((f) => {
-    const t = typeOfField(f);
-    return !t.computed && (t.storage === 'text' || t.storage === 'real' || t.storage === 'integer');
-  });
-  if (!plain) return undefined;
-  return writes.map((w) => ({ id: w.id, seq: 0, createdAt: at, updatedAt: at, createdBy: by, updatedBy: by, values: Object.fromEntries(w.values) }));
 }
