@@ -56,7 +56,8 @@ export function createAppService(deps: Deps, audit: AuditLog) {
   const insertToken = (db: Db) => db.insert(appTokens)
     .values({ jti: p('jti'), appId: p('appId'), scope: p('scope'), issuedAt: p('issuedAt'), expiresAt: p('expiresAt') }).prepare();
   type TokenRow = { jti: string; appId: string; scope: string; issuedAt: string; expiresAt: number };
-  // A token is recorded before it is answered; concurrent requests share the commit (it was a fifth of a token's cost).
+  // A token is recorded before it is answered; concurrent requests share the commit (a commit of its own was over a
+  // third of a token's cost).
   const recordToken = groupCommit<TokenRow>(store, async (tx, rows) => {
     for (const row of rows) await tx.prepared(insertToken).execute(row);
   });
