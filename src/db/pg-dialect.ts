@@ -42,9 +42,9 @@ export const pgDialect: RecordDialect = {
     const onConflict = set.length ? `DO UPDATE SET ${set.join(', ')}` : 'DO NOTHING';
     return `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${values.join(', ')}) ON CONFLICT (${key.join(', ')}) ${onConflict}`;
   },
+  forUpdate: ' FOR UPDATE',
   // jsonb's own order is not SQLite's: sort by the text. Its text differs from JSON.stringify's only by a space after
   // each separator, which leaves the order of any two values as it is on SQLite.
-  forUpdate: ' FOR UPDATE',
   jsonText: (expr) => `(${expr}::text COLLATE "C")`,
   search: {
     // The text is stored case-folded (ICU's Unicode lower case, as JavaScript's toLowerCase); a trigram index

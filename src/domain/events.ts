@@ -148,11 +148,12 @@ export function createEventLog({ store, config }: Deps) {
       const filters = [q.tableId ? eq(events.tableId, q.tableId) : undefined, q.type ? eq(events.type, q.type) : undefined];
       // A row's seq is its last event's, so the first row read may hold events up to `after` too: they are skipped.
       const items: ApiEvent[] = [];
+      const rowsPerQuery = Math.min(limit + 1, LIST_ROWS);
       for (let from = after; items.length <= limit;) {
         const rows = await store.db.select().from(events).where(and(eq(events.baseId, baseId), gt(events.seq, from), ...filters))
-          .orderBy(asc(events.seq)).limit(Math.min(limit + 1, LIST_ROWS));
+          .orderBy(asc(events.seq)).limit(rowsPerQuery);
         for (const r of rows) for (const e of eventsOfRow(r)) if (Number(e.seq) > after) items.push(e);
-        if (rows.length < Math.min(limit + 1, LIST_ROWS)) break;
+        if (rows.length < rowsPerQuery) break;
         from = rows[rows.length - 1].seq;
       }
       const page = items.slice(0, limit);
@@ -276,9 +277,9 @@ function eventsOfRow(r: EventRow): ApiEvent[] {
     id, seq: String(seq), type: r.type, base_id: r.baseId, table_id: r.tableId, record_id: recordId,
     actor: { type: r.actorType, id: r.actorId }, at: r.at, data: data as Record<string, unknown>,
   });
-  if (r.eventCount === 1) return [event(r.id, Number(r.seq), r.recordId, r.data)];
+  if (r.eventCount === 1) return [event(r.id, r.seq, r.recordId, r.data)];
   const recordIds = r.recordId!.split(' ');
-  const first = Number(r.seq) - r.eventCount + 1;
+  const first = r.seq - r.eventCount + 1;
   return (r.data as SharedRowEvent[]).map((e, i) => event(e.id, first + i, recordIds[i], e.data));
 }
 
