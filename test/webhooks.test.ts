@@ -7,6 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { Webhook as Verifier } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capturedSql, ENGINE, testSql } from './database.js';
+import { createWebhookWorker } from '../src/domain/webhooks/index.js';
+import type { GuardedFetch } from '../src/net/ssrf-guard.js';
 import { makeApp, makeTable, type TestClient } from './helpers.js';
 
 interface Received {
@@ -341,6 +343,34 @@ describe('webhook delivery', () => {
     expect(got.headers['webhook-id']).toBe('evtLEASEDxxxxxxxxx');
     const [d] = await allSettled(w.id, 1);
     expect(d).toMatchObject({ id: 'dlvLEASEDxxxxxxxxx', status: 'delivered', attempts: 1 });
+  });
+
+  it('a lease renewal that waited for an attempt to be recorded does not hold the retry back', async () => {
+    // A worker of its own (the app's is stopped) renews its leases every millisecond beside slow failing attempts, so a
+    // renewal often takes its list of held deliveries before an outcome commits and writes after it. The retries are due
+    // within 40 ms; a renewal that leased the settled delivery again would hold each back for the whole 60 s lease.
+    const d = await makeApp({ PLUGIN_PROXY_ALLOW_PRIVATE: `127.0.0.1:${port}` });
+    await d.app.deliveries.stop();
+    const worker = createWebhookWorker({
+      store: d.app.store, queue: d.app.services.webhookQueue, schedule: [20, 20], timeoutMs: 1000, userAgent: 'test', leaseMs: 60_000, pollMs: 1,
+      fetch: async () => {
+        await new Promise((r) => setTimeout(r, 15));
+        return { status: 503, headers: {}, body: Buffer.from('down') } as unknown as Awaited<ReturnType<GuardedFetch>>;
+      },
+    });
+    try {
+      worker.start();
+      const w = ok(await d.request('POST', `/api/v1/bases/${(await d.user('Rena')).defaultBaseId}/webhooks`, { body: { url: hookUrl('renewed'), events: ['*'] } }), 201);
+      for (let i = 0; i < 5; i++) ok(await d.request('POST', `/api/v1/webhooks/${w.id}/test`));
+      const settled = await until('five pings failed after three attempts each', async () => {
+        const list = ok(await d.request('GET', `/api/v1/webhooks/${w.id}/deliveries`)) as any[];
+        return list.length === 5 && list.every((x) => x.status === 'failed') && list;
+      }, 10_000);
+      expect(settled.map((x) => x.attempts)).toEqual([3, 3, 3, 3, 3]);
+    } finally {
+      await worker.stop();
+      await d.close();
+    }
   });
 
   it('deleting the base deletes its webhooks and their deliveries', async () => {

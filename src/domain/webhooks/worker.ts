@@ -1,7 +1,7 @@
 // Delivers queued webhook deliveries off the request path: claims due ones from the durable queue under a lease (once
 // across processes), POSTs each signed event through the SSRF-guarded fetch, and records the outcomes in batches.
 // Woken when deliveries commit (here or, by announcement, in another process) and when a retry falls due.
-import { and, asc, count, eq, gt, inArray } from 'drizzle-orm';
+import { and, asc, count, eq, gt, inArray, isNotNull } from 'drizzle-orm';
 import { first, type ClaimedDelivery, type Store } from '../../db/store.js';
 import { nowIso } from '../../ids.js';
 import type { GuardedFetch } from '../../net/ssrf-guard.js';
@@ -178,8 +178,10 @@ export function createWebhookWorker(opts: {
     if (!held.size) return;
     const ids = [...held];
     await store.transaction(async (tx) => {
+      // Only leases still held: an attempt recorded while this waited for the lock left its delivery pending for a retry
+      // with no lease, and leasing it again would hold that retry back for a whole lease.
       await tx.db.update(webhookDeliveries).set({ leaseUntil: leaseUntil(leaseMs) })
-        .where(and(inArray(webhookDeliveries.id, ids), eq(webhookDeliveries.status, 'pending')));
+        .where(and(inArray(webhookDeliveries.id, ids), eq(webhookDeliveries.status, 'pending'), isNotNull(webhookDeliveries.leaseUntil)));
     });
   }
 
