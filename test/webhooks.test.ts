@@ -6,9 +6,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook as Verifier } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { capturedSql, ENGINE, testSql } from './database.js';
 import { createWebhookWorker } from '../src/domain/webhooks/index.js';
-import type { GuardedFetch } from '../src/net/ssrf-guard.js';
+import type { FetchAnswer } from '../src/net/ssrf-guard.js';
+import { capturedSql, ENGINE, testSql } from './database.js';
 import { makeApp, makeTable, type TestClient } from './helpers.js';
 
 interface Received {
@@ -353,9 +353,9 @@ describe('webhook delivery', () => {
     await d.app.deliveries.stop();
     const worker = createWebhookWorker({
       store: d.app.store, queue: d.app.services.webhookQueue, schedule: [20, 20], timeoutMs: 1000, userAgent: 'test', leaseMs: 60_000, pollMs: 1,
-      fetch: async () => {
+      fetch: async (req): Promise<FetchAnswer> => {
         await new Promise((r) => setTimeout(r, 15));
-        return { status: 503, headers: {}, body: Buffer.from('down') } as unknown as Awaited<ReturnType<GuardedFetch>>;
+        return { status: 503, headers: {}, body: Buffer.from('down'), url: req.url };
       },
     });
     try {
