@@ -133,12 +133,13 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       await checkLinks(tx, links);
       await resolveAttachments(tx, store.schema, actor, fields, rows, single);
       const at = nowIso();
-      await tx.records.insert(tableId, fields, rows, at, actor?.id ?? null);
+      const by = actor?.id ?? null;
+      await tx.records.insert(tableId, fields, rows, at, by);
       tx.afterCommit(() => search.touch(tableId));
       const ids = rows.map((r) => r.id);
       const fanOut = await computed.created(tx, graph, tableId, ids);
       await opts.inTransaction?.(tx, ids);
-      const after = writtenRows(rows, fields, at, actor?.id ?? null) ?? await tx.records.getMany(tableId, fields, ids);
+      const after = writtenRows(rows, fields, at, by) ?? await tx.records.getMany(tableId, fields, ids);
       const byName = after.map((r) => toApi(fields, r));
       await announce(tx, { actor, baseId, depth: opts.depth ?? 0 }, tableId, 'created', fields, byName, undefined, fanOut);
       // Listeners see values by name; only an Open API write needs them keyed by id as well.
