@@ -34,7 +34,8 @@ export function merge(parts: Stats[], all: number[][]): Stats {
   return stats;
 }
 
-export const ROUNDS = 4;
+/** Alternations per A/B measurement (BENCH_ROUNDS; more of them average out a machine whose speed drifts). */
+export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 0) || 4;
 
 export interface Side {
   t: Target;
@@ -63,6 +64,7 @@ export async function alternate(a: Side, b: Side, opts: {
         next: (i) => s.next(i + round * 100_003), onResponse: (res) => lat.push(res.ms),
       }));
       out[side].push(st);
+      if (process.env.BENCH_SLICES) log(`   slice ${round} ${side}: ${st.rps.toFixed(0)} req/s, server ${st.serverCores?.toFixed(2)} cores`);
       (side === 'a' ? out.la : out.lb).push(lat);
       if (opts.after) await opts.after(side, round);
     }

@@ -36,7 +36,7 @@ function profiles(dirs: string[], problems: string[]): Record<string, ReturnType
     const overlap = (p: Profile) => w.reduce((a, [from, to]) => a + Math.max(0, Math.min(to, span(p)[1]) - Math.max(from, span(p)[0])), 0);
     const best = profs.map((p) => ({ ...p, o: overlap(p.prof) })).sort((a, b) => b.o - a.o)[0];
     if (!best || best.o <= 0) continue;
-    out[label] = summarizeProfile(best.prof, 15, SERVICE_DIR, w);
+    out[label] = summarizeProfile(best.prof, Number(process.env.BENCH_PROFILE_TOP ?? 15), SERVICE_DIR, w);
     log('');
     log(printProfile(out[label], `service profile, ${label}`));
   }

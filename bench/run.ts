@@ -29,6 +29,9 @@
 //                  bench creates and drops a database of its own on it (needs CREATEDB and the pg_trgm extension).
 //   BENCH_PG_API_SEED  records of the PostgreSQL 1M table written through the API (default 200,000 x scale), the rest in SQL.
 //   BENCH_PROFILE  1 = run the service under `node --cpu-prof` and print its hottest functions per workload at the end.
+//   BENCH_PROFILE_TOP  how many functions that summary lists per workload (default 15).
+//   BENCH_ROUNDS   alternations of each A/B comparison (default 4): more of them average out a machine whose speed drifts.
+//   BENCH_SLICES   1 = print each alternation's slice (req/s, server cores), to tell a drift from a steady difference.
 //   BENCH_SECONDS  length of each throughput run (service and baseline each), overriding the scaled default.
 //   BENCH_SERVICE_DIR  another checkout to run the service from (its own node_modules or a link to these).
 //   BENCH_KEEP     1 = keep the temporary data directory (its path is printed), and the database on BENCH_POSTGRES_URL.
