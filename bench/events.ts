@@ -137,8 +137,8 @@ export async function idempotencyCost(ctx: EventsCtx, seconds: number) {
 }
 
 /**
- * E3: the same writes on this service and on `off` (the same build with EVENT_LOG=off): single-record creates over 4
- * connections, and batches of 100.
+ * E3: the same writes on `ctx.svc` and on `off` (the same build with EVENT_LOG=off; both started fresh for it):
+ * single-record creates over 4 connections, and batches of 100.
  */
 export async function eventLogCost(ctx: EventsCtx, off: { t: Target; settle(): Promise<unknown> }, seconds: number) {
   log('E3. writes with the event log on vs the same build with EVENT_LOG=off…');

@@ -310,21 +310,28 @@ async function runSqlite(tmp: string, rows: Row[], problems: string[], profileDi
     await guard(['E1'], () => sseLatency(eCtx));
     await guard(['E2'], () => idempotencyCost(eCtx, THROUGHPUT_SECONDS));
     await guard(['E3'], async () => {
-      // The same build with the event log switched off, on a database of its own, measured in turns with the service.
-      const offDir = path.join(tmp, 'data-events-off');
-      fs.mkdirSync(offDir);
-      const off = await start('service-events-off', {
-        cwd: SERVICE_DIR, script: 'src/main.ts', logDir: tmp,
-        env: { DATA_DIR: offDir, EVENT_LOG: 'off', ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password },
-      });
+      // Two fresh services of the same build, one with the event log switched off, each on a database of its own and
+      // measured in turns: the main service's database holds every earlier workload's tables and events, which would be
+      // counted against the event log.
+      const fresh = async (name: string, env: Record<string, string>) => {
+        const dir = path.join(tmp, `data-${name}`);
+        fs.mkdirSync(dir);
+        const proc = await start(name, { cwd: SERVICE_DIR, script: 'src/main.ts', logDir: tmp, env: { DATA_DIR: dir, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, ...env } });
+        await waitHealthy(proc);
+        const url = `http://127.0.0.1:${proc.port}`;
+        const login = await sendJson(makeTarget('service', url), { method: 'POST', path: '/api/auth/login', body: JSON.stringify(ADMIN) });
+        return { proc, t: makeTarget(`service (${name})`, url, { authorization: `Bearer ${login.data.token}` }, CONNECTIONS, proc.proc.pid), settle: () => waitIdle(proc) };
+      };
+      const on = await fresh('service-events-on', {});
       try {
-        await waitHealthy(off);
-        const offUrl = `http://127.0.0.1:${off.port}`;
-        const offLogin = await sendJson(makeTarget('service', offUrl), { method: 'POST', path: '/api/auth/login', body: JSON.stringify(ADMIN) });
-        const offTarget = makeTarget('service (events off)', offUrl, { authorization: `Bearer ${offLogin.data.token}` }, CONNECTIONS, off.proc.pid);
-        await eventLogCost(eCtx, { t: offTarget, settle: () => waitIdle(off) }, THROUGHPUT_SECONDS);
+        const off = await fresh('service-events-off', { EVENT_LOG: 'off' });
+        try {
+          await eventLogCost({ ...eCtx, svc: on.t, settle: on.settle }, off, THROUGHPUT_SECONDS);
+        } finally {
+          await stop(off.proc).catch(() => undefined);
+        }
       } finally {
-        await stop(off).catch(() => undefined);
+        await stop(on.proc).catch(() => undefined);
       }
     });
 
