@@ -141,6 +141,31 @@ describe('the event log', () => {
   });
 });
 
+describe('event seqs', () => {
+  it('follow one another within a base: appends of one transaction continue each other, a rolled-back one leaves no seq behind', async () => {
+    const user = await c.user('Seq');
+    const baseId = user.defaultBaseId;
+    const t = await makeTable(c, [{ name: 'Name', type: 'text' }], { baseId, token: user.token });
+    const { store } = c.app.services.deps;
+    const { events } = c.app.services;
+    const event = (name: string) => ({ type: 'record.created' as const, tableId: t, recordId: `rec_${name}`, data: { after: { Name: name } } });
+    await store.transaction(async (tx) => {
+      await events.append(tx, baseId, null, [event('a')]);
+      await events.append(tx, baseId, null, [event('b'), event('c')]);
+    });
+    await expect(store.transaction(async (tx) => {
+      await events.append(tx, baseId, null, [event('gone')]);
+      throw new Error('rolled back');
+    })).rejects.toThrow('rolled back');
+    ok(await c.request('POST', `/api/v1/tables/${t}/records`, { token: user.token, body: { fields: { Name: 'd' } } }), 201);
+    const { items } = await eventsOf(baseId);
+    const records = items.filter((e: any) => e.type === 'record.created');
+    expect(records.map((e: any) => e.data.after.Name)).toEqual(['a', 'b', 'c', 'd']);
+    const seqs = items.map((e: any) => Number(e.seq));
+    expect(seqs).toEqual(seqs.map((_: number, i: number) => seqs[0] + i));
+  });
+});
+
 describe('pruning the event log', () => {
   it('drops other events after EVENT_RETENTION_DAYS, record events (history) after HISTORY_RETENTION_DAYS, in every base', async () => {
     const app = await makeApp({ EVENT_RETENTION_DAYS: '30', HISTORY_RETENTION_DAYS: '365' });

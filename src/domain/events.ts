@@ -72,8 +72,11 @@ export function recordEvents(tableId: string, kind: 'created' | 'updated' | 'del
   return out;
 }
 
-/** Work that must commit or roll back with the events it is given (webhook deliveries are queued this way). */
-export type AppendHook = (tx: UnitOfWork, baseId: string, appended: ApiEvent[]) => Promise<void>;
+/**
+ * Work that must commit or roll back with the events it is given (webhook deliveries are queued this way); `appended`
+ * builds them when asked (most writes go to bases no hook wants).
+ */
+export type AppendHook = (tx: UnitOfWork, baseId: string, appended: () => ApiEvent[]) => Promise<void>;
 
 export function createEventLog({ store, config }: Deps) {
   const { events } = store.schema;
@@ -81,6 +84,13 @@ export function createEventLog({ store, config }: Deps) {
   // The partial indexes' own conditions, as literals: a bound parameter would not let SQLite use them.
   const oneEvent = sql`${events.eventCount} = 1`;
   const hooks: AppendHook[] = [];
+  /**
+   * SQLite (one process, writes take turns): each base's last committed seq, so that an append need not ask the log, and
+   * a transaction's own appends so far (its later appends follow them; they count once it commits). PostgreSQL asks the
+   * log every time: another process may have appended since.
+   */
+  const committedSeq = store.engine === 'sqlite' ? new Map<string, number>() : undefined;
+  const pendingSeq = new WeakMap<UnitOfWork, Map<string, number>>();
   /** Hears of committed events of a base (from this process, or announced by another with baseId unknown: null). */
   const listeners = new Set<(baseId: string | null) => void>();
   /** Subscriptions being served now (a hung-up subscriber's must not stay). */
@@ -96,7 +106,8 @@ export function createEventLog({ store, config }: Deps) {
     /** Appends events of a base inside `tx`; each gets the next `seq` of the base (writes take turns, so no gap). */
     async append(tx: UnitOfWork, baseId: string, actor: Actor | null, items: NewEvent[]) {
       if (!config.eventLog || !items.length) return;
-      let seq = await tx.records.lastEventSeq(baseId);
+      let pending = pendingSeq.get(tx);
+      let seq = pending?.get(baseId) ?? committedSeq?.get(baseId) ?? await tx.records.lastEventSeq(baseId);
       const at = nowIso();
       const actorType = actor?.kind ?? 'user';
       const actorId = actor?.id ?? null;
@@ -118,9 +129,19 @@ export function createEventLog({ store, config }: Deps) {
         i = end;
       }
       await tx.records.insertEvents(rows);
+      if (committedSeq) {
+        if (!pending) {
+          const appended = (pending = new Map());
+          pendingSeq.set(tx, appended);
+          tx.afterCommit(() => {
+            for (const [base, last] of appended) committedSeq.set(base, last);
+          });
+        }
+        pending.set(baseId, seq);
+      }
       if (hooks.length) {
-        const appended = rows.flatMap(eventsOfRow);
-        for (const hook of hooks) await hook(tx, baseId, appended);
+        let appended: ApiEvent[] | undefined;
+        for (const hook of hooks) await hook(tx, baseId, () => (appended ??= rows.flatMap(eventsOfRow)));
       }
       tx.announce('events');
       tx.afterCommit(() => {

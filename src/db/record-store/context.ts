@@ -73,6 +73,9 @@ export function createContext(client: SqlClient): StoreContext {
  */
 const arrayElement = (v: unknown) => (v == null ? null : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
+/** The INSERT texts of a column list (by identity) and table, by rows per statement. */
+const insertTexts = new WeakMap<string[], Map<number, string> & { table: string }>();
+
 async function insertRows(client: SqlClient, table: string, columns: string[], tuples: unknown[][], types: readonly string[]) {
   if (!tuples.length) return;
   const d = client.dialect;
@@ -83,8 +86,10 @@ async function insertRows(client: SqlClient, table: string, columns: string[], t
     return;
   }
   const perStatement = Math.max(1, Math.min(client.rowsPerInsert, Math.floor(MAX_PARAMS / columns.length)));
-  // The target columns type the values, so placeholders need no value; the text is built once per slice size.
-  const texts = new Map<number, string>();
+  // The target columns type the values, so placeholders need no value; the text is built once per slice size, and kept
+  // for the next call where the caller passes the same column list (a constant, as the event log's).
+  let texts = insertTexts.get(columns);
+  if (!texts || texts.table !== table) insertTexts.set(columns, (texts = Object.assign(new Map<number, string>(), { table })));
   const textOf = (rows: number) => {
     let sql = texts.get(rows);
     if (!sql) {

@@ -5,6 +5,9 @@ import { Params } from '../sql-client.js';
 import { chunks, column, hasColumn, isLink, linkTable, recordTable, searchTable, type StoreContext } from './context.js';
 import type { RowWrite } from './types.js';
 
+/** A junction table's columns (one list, so insertRows keeps its statement texts). */
+const LINK_COLUMNS = ['src', 'dst', 'pos'];
+
 /** What record writes ask of the search index (search-index.ts): marking changed text, and taking turns with a sync. */
 interface SearchMarks {
   markSearchDirty(tableId: string, ids: string[]): Promise<void>;
@@ -17,6 +20,24 @@ export function recordWrites(ctx: StoreContext, { markSearchDirty, takeTurnWithS
   // Value types without the columns' collation (which the columns apply on assignment), for array parameters.
   const valueType = (storage: ColumnStorage) => d.columnType(storage).replace(/ COLLATE .*/, '');
   const text = valueType('text');
+  /**
+   * A record insert's columns and their types, worked out once per field list (lists are cached by identity): the
+   * single-record create runs this on every write, and the same column list lets insertRows keep its statement text.
+   */
+  const insertShapes = new WeakMap<FieldDef[], { colFields: FieldDef[]; cols: string[]; types: string[] }>();
+  const insertShape = (fields: FieldDef[]) => {
+    let shape = insertShapes.get(fields);
+    if (!shape) {
+      const colFields = fields.filter((f) => hasColumn(typeOfField(f)));
+      shape = {
+        colFields,
+        cols: ['_id', '_created_at', '_updated_at', '_created_by', '_updated_by', ...colFields.map((f) => column(f.id))],
+        types: [text, text, text, text, text, ...colFields.map((f) => valueType(typeOfField(f).storage as ColumnStorage))],
+      };
+      insertShapes.set(fields, shape);
+    }
+    return shape;
+  };
 
   /** Junction rows of one link field; `replace` drops the records' old links first. */
   async function writeLinks(lt: string, links: Array<{ src: string; targets: string[] }>, replace: boolean) {
@@ -25,7 +46,7 @@ export function recordWrites(ctx: StoreContext, { markSearchDirty, takeTurnWithS
         await client.run(`DELETE FROM ${lt} WHERE src IN (${new Params(d).bindAll(chunk)})`, chunk);
       }
     }
-    await ctx.insertRows(lt, ['src', 'dst', 'pos'], links.flatMap(({ src, targets }) => targets.map((dst, pos) => [src, dst, pos])), [text, text, 'integer']);
+    await ctx.insertRows(lt, LINK_COLUMNS, links.flatMap(({ src, targets }) => targets.map((dst, pos) => [src, dst, pos])), [text, text, 'integer']);
   }
 
   return {
@@ -57,9 +78,7 @@ export function recordWrites(ctx: StoreContext, { markSearchDirty, takeTurnWithS
 
     async insert(tableId: string, fields: FieldDef[], rows: RowWrite[], at: string, by: string | null) {
       const prefix = await client.tablePrefix(tableId);
-      const colFields = fields.filter((f) => hasColumn(typeOfField(f)));
-      const cols = ['_id', '_created_at', '_updated_at', '_created_by', '_updated_by', ...colFields.map((f) => column(f.id))];
-      const types = [text, text, text, text, text, ...colFields.map((f) => valueType(typeOfField(f).storage as ColumnStorage))];
+      const { colFields, cols, types } = insertShape(fields);
       await ctx.insertRows(recordTable(tableId, prefix), cols, rows.map((row) => [
         row.id, at, at, by, by, ...colFields.map((f) => row.values.get(f.id) ?? null),
       ]), types);

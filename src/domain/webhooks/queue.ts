@@ -63,7 +63,7 @@ export function createDeliveryQueue({ store }: Deps, events: EventLog) {
     const items: NewDelivery[] = [];
     const bodies = new Map<ApiEvent, string>();
     for (const w of targets) {
-      for (const e of appended) {
+      for (const e of appended()) {
         if (!wants(w, e)) continue;
         let payload = bodies.get(e);
         if (payload === undefined) bodies.set(e, (payload = JSON.stringify(e)));
