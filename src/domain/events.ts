@@ -130,11 +130,14 @@ export function createEventLog({ store, config }: Deps) {
       }
       await tx.records.insertEvents(rows);
       if (committedSeq) {
+        // Out of the cache until the commit puts it back: should the transaction roll back, or its afterCommit not run,
+        // the next append asks the log.
+        committedSeq.delete(baseId);
         if (!pending) {
-          const appended = (pending = new Map());
-          pendingSeq.set(tx, appended);
+          const own = (pending = new Map());
+          pendingSeq.set(tx, own);
           tx.afterCommit(() => {
-            for (const [base, last] of appended) committedSeq.set(base, last);
+            for (const [base, last] of own) committedSeq.set(base, last);
           });
         }
         pending.set(baseId, seq);
