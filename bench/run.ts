@@ -310,9 +310,8 @@ async function runSqlite(tmp: string, rows: Row[], problems: string[], profileDi
     await guard(['E1'], () => sseLatency(eCtx));
     await guard(['E2'], () => idempotencyCost(eCtx, THROUGHPUT_SECONDS));
     await guard(['E3'], async () => {
-      // Two fresh services of the same build, one with the event log switched off, each on a database of its own and
-      // measured in turns: the main service's database holds every earlier workload's tables and events, which would be
-      // counted against the event log.
+      // Two fresh services of the same build, one with the event log off, each on its own database, measured in turns (the
+      // main service's database holds every earlier workload's tables and events, which would count against the log).
       const fresh = async (name: string, env: Record<string, string>) => {
         const dir = path.join(tmp, `data-${name}`);
         fs.mkdirSync(dir);
@@ -323,15 +322,11 @@ async function runSqlite(tmp: string, rows: Row[], problems: string[], profileDi
         return { proc, t: makeTarget(`service (${name})`, url, { authorization: `Bearer ${login.data.token}` }, CONNECTIONS, proc.proc.pid), settle: () => waitIdle(proc) };
       };
       const on = await fresh('service-events-on', {});
+      const off = await fresh('service-events-off', { EVENT_LOG: 'off' }).catch(async (e) => { await stop(on.proc); throw e; });
       try {
-        const off = await fresh('service-events-off', { EVENT_LOG: 'off' });
-        try {
-          await eventLogCost({ ...eCtx, svc: on.t, settle: on.settle }, off, THROUGHPUT_SECONDS);
-        } finally {
-          await stop(off.proc).catch(() => undefined);
-        }
+        await eventLogCost({ ...eCtx, svc: on.t, settle: on.settle }, off, THROUGHPUT_SECONDS);
       } finally {
-        await stop(on.proc).catch(() => undefined);
+        await Promise.all([on, off].map((s) => stop(s.proc).catch(() => undefined)));
       }
     });
 

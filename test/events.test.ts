@@ -1,6 +1,7 @@
 // The event log (contract section 14): every change written with it, read by cursor, with the actor and only real changes.
 import { and, eq, like } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENGINE } from './database.js';
 import { makeApp, makeTable, type TestClient } from './helpers.js';
 
 let c: TestClient;
@@ -142,7 +143,7 @@ describe('the event log', () => {
 });
 
 describe('event seqs', () => {
-  it('follow one another within a base: appends of one transaction continue each other, a rolled-back one leaves no seq behind', async () => {
+  it('follow one another within a base: appends of one transaction continue each other, a rolled-back one leaves no seq behind, another process\'s appends are seen', async () => {
     const user = await c.user('Seq');
     const baseId = user.defaultBaseId;
     const t = await makeTable(c, [{ name: 'Name', type: 'text' }], { baseId, token: user.token });
@@ -158,9 +159,21 @@ describe('event seqs', () => {
       throw new Error('rolled back');
     })).rejects.toThrow('rolled back');
     ok(await c.request('POST', `/api/v1/tables/${t}/records`, { token: user.token, body: { fields: { Name: 'd' } } }), 201);
+    const names = ['a', 'b', 'c', 'd'];
+    if (ENGINE === 'sqlite') {
+      // Another process on the same file (a tool; SQLite is served by one) appends in between.
+      const other = await makeApp({ DATA_DIR: c.dir, DATABASE_URL: '' });
+      try {
+        ok(await other.request('POST', `/api/v1/tables/${t}/records`, { token: user.token, body: { fields: { Name: 'e' } } }), 201);
+      } finally {
+        await other.close();
+      }
+      ok(await c.request('POST', `/api/v1/tables/${t}/records`, { token: user.token, body: { fields: { Name: 'f' } } }), 201);
+      names.push('e', 'f');
+    }
     const { items } = await eventsOf(baseId);
     const records = items.filter((e: any) => e.type === 'record.created');
-    expect(records.map((e: any) => e.data.after.Name)).toEqual(['a', 'b', 'c', 'd']);
+    expect(records.map((e: any) => e.data.after.Name)).toEqual(names);
     const seqs = items.map((e: any) => Number(e.seq));
     expect(seqs).toEqual(seqs.map((_: number, i: number) => seqs[0] + i));
   });

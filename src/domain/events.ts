@@ -85,12 +85,14 @@ export function createEventLog({ store, config }: Deps) {
   const oneEvent = sql`${events.eventCount} = 1`;
   const hooks: AppendHook[] = [];
   /**
-   * SQLite (one process, writes take turns): each base's last committed seq, so that an append need not ask the log, and
-   * a transaction's own appends so far (its later appends follow them; they count once it commits). PostgreSQL asks the
-   * log every time: another process may have appended since.
+   * SQLite (one process serves it, writes take turns): each base's last committed seq, so that an append need not ask the
+   * log, and a transaction's own appends so far (its later appends follow them; they count once it commits). PostgreSQL
+   * asks the log every time: another process may have appended since.
    */
   const committedSeq = store.engine === 'sqlite' ? new Map<string, number>() : undefined;
   const pendingSeq = new WeakMap<UnitOfWork, Map<string, number>>();
+  /** The store's externalVersion when committedSeq was last trusted: another connection's commit (a tool, a test) moves it. */
+  let seqVersion = -1;
   /** Hears of committed events of a base (from this process, or announced by another with baseId unknown: null). */
   const listeners = new Set<(baseId: string | null) => void>();
   /** Subscriptions being served now (a hung-up subscriber's must not stay). */
@@ -106,6 +108,13 @@ export function createEventLog({ store, config }: Deps) {
     /** Appends events of a base inside `tx`; each gets the next `seq` of the base (writes take turns, so no gap). */
     async append(tx: UnitOfWork, baseId: string, actor: Actor | null, items: NewEvent[]) {
       if (!config.eventLog || !items.length) return;
+      if (committedSeq) {
+        const version = store.externalVersion();
+        if (version !== seqVersion) {
+          committedSeq.clear();
+          seqVersion = version;
+        }
+      }
       let pending = pendingSeq.get(tx);
       let seq = pending?.get(baseId) ?? committedSeq?.get(baseId) ?? await tx.records.lastEventSeq(baseId);
       const at = nowIso();
