@@ -73,8 +73,11 @@ export function createContext(client: SqlClient): StoreContext {
  */
 const arrayElement = (v: unknown) => (v == null ? null : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
-/** The INSERT texts of a column list (by identity) and table, by rows per statement. */
-const insertTexts = new WeakMap<string[], Map<number, string> & { table: string }>();
+/**
+ * The INSERT texts of a column list (by identity), table and dialect (one process may hold stores of both engines, as
+ * `db:copy` does), by rows per statement.
+ */
+const insertTexts = new WeakMap<string[], Map<number, string> & { table: string; dialect: RecordDialect }>();
 
 async function insertRows(client: SqlClient, table: string, columns: string[], tuples: unknown[][], types: readonly string[]) {
   if (!tuples.length) return;
@@ -89,7 +92,7 @@ async function insertRows(client: SqlClient, table: string, columns: string[], t
   // The target columns type the values, so placeholders need no value; the text is built once per slice size, and kept
   // for the next call where the caller passes the same column list (a constant, as the event log's).
   let texts = insertTexts.get(columns);
-  if (!texts || texts.table !== table) insertTexts.set(columns, (texts = Object.assign(new Map<number, string>(), { table })));
+  if (!texts || texts.table !== table || texts.dialect !== d) insertTexts.set(columns, (texts = Object.assign(new Map<number, string>(), { table, dialect: d })));
   const textOf = (rows: number) => {
     let sql = texts.get(rows);
     if (!sql) {
