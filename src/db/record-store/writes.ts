@@ -3,6 +3,7 @@ import type { ColumnStorage, FieldDef } from '../../fields/field-type.js';
 import { typeOfField } from '../../fields/registry.js';
 import { Params } from '../sql-client.js';
 import { chunks, column, hasColumn, isLink, linkTable, recordTable, searchTable, type StoreContext } from './context.js';
+import { rowShape } from './row-shape.js';
 import type { RowWrite } from './types.js';
 
 /** A junction table's columns (one list, so insertRows keeps its statement texts). */
@@ -28,7 +29,7 @@ export function recordWrites(ctx: StoreContext, { markSearchDirty, takeTurnWithS
   const insertShape = (fields: FieldDef[]) => {
     let shape = insertShapes.get(fields);
     if (!shape) {
-      const colFields = fields.filter((f) => hasColumn(typeOfField(f)));
+      const colFields = rowShape(fields).columns;
       shape = {
         colFields,
         cols: ['_id', '_created_at', '_updated_at', '_created_by', '_updated_by', ...colFields.map((f) => column(f.id))],
