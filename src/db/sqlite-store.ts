@@ -10,13 +10,20 @@ import { projectPath } from '../project-root.js';
 import * as schema from './schema.js';
 import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
 import { createSqliteRecordStore } from './sqlite-record-store.js';
-import type { Db, SecretName, Store, UnitOfWork } from './store.js';
+import { CACHED_TOPICS, type Db, type SecretName, type Store, type UnitOfWork } from './store.js';
 
 const MIGRATIONS = projectPath('src', 'db', 'migrations');
 /** The database file in DATA_DIR. */
 export const DB_FILE = 'table-service.db';
 /** How long a transaction waits for the one before it; past this, something holds the write lock far too long. */
 const LOCK_WAIT_MS = 5000;
+/**
+ * Group commit: transactions that end within one turn of the event loop share one COMMIT (see `transaction`), unless the
+ * group has been open this long when one ends: a caller never waits more than about this for the others of its group.
+ */
+const GROUP_COMMIT_MS = 2;
+/** Each open store's way to commit its open group of transactions (see openGroup): tests open two stores on one file. */
+const openGroups = new Set<() => void>();
 /** Secrets stay files beside the database, where installations before PostgreSQL support kept them (0600). */
 const SECRET_FILES: Record<SecretName, string> = { 'signing-key': 'signing-key.json', 'url-signing-key': 'url-signing.key' };
 
@@ -61,6 +68,8 @@ function createWriteLock() {
   let held = false;
   const waiting: Array<() => void> = [];
   return {
+    /** Whether a transaction (or the checkpointer) holds it now. */
+    held: () => held,
     async acquire(): Promise<void> {
       if (!held) {
         held = true;
@@ -107,7 +116,6 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
   const writeRecords = createSqliteRecordStore(writer, forgetAll);
   const readRecords = createSqliteRecordStore(reader, forgetAll);
   const lock = createWriteLock();
-  const checkpointer = startCheckpointer(databaseFile, lock, (message) => console.error(`checkpointing ${databaseFile} failed: ${message}`));
   // Prepared drizzle queries per connection, keyed by the function that builds them (UnitOfWork.prepared).
   const preparedOn = (db: Db) => {
     const cache = new Map<unknown, unknown>();
@@ -152,33 +160,120 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
   const begin = compile('BEGIN IMMEDIATE');
   const commit = compile('COMMIT');
   const rollback = compile('ROLLBACK');
+  const savepoint = compile('SAVEPOINT member');
+  const releaseSavepoint = compile('RELEASE member');
+  const rollbackToSavepoint = compile('ROLLBACK TO member');
+
+  // Group commit. A commit is most of a small write's cost in SQLite (each one writes the last page of every B-tree it
+  // touched to the log again), and under load several requests are read from their sockets in one turn of the event
+  // loop. So transactions run inside one open BEGIN (each after the first in a savepoint, so that its rollback undoes
+  // only its own work), and the COMMIT comes once that turn is over, for every transaction that ended meanwhile; each
+  // caller hears of its own transaction only after that COMMIT, as before. A group commits at once when it is
+  // GROUP_COMMIT_MS old, when a transaction in it announced a change to something kept in memory (CACHED_TOPICS: the
+  // next must not read a copy older than the database it sees), and before anyone else takes the write lock (the
+  // checkpointer) or another store in this process writes to the same file (tests open two).
+  type Member = { callbacks: Array<() => void>; settle: (error?: unknown) => void };
+  type Group = { openedAt: number; members: Member[] };
+  let group: Group | undefined;
+  function commitGroup(g: Group) {
+    if (group !== g) return;
+    group = undefined;
+    openGroups.delete(commitIfIdle);
+    try {
+      commit.run();
+    } catch (e) {
+      if (writer.inTransaction) rollback.run();
+      for (const m of g.members) m.settle(e);
+      return;
+    }
+    checkpointer.committed();
+    readEpoch++;
+    for (const m of g.members) {
+      try {
+        for (const callback of m.callbacks) callback();
+        m.settle();
+      } catch (e) {
+        m.settle(e);
+      }
+    }
+  }
+  /** Another store of this process is about to write to the file: commit the open group unless a transaction runs. */
+  function commitIfIdle() {
+    if (group && !lock.held()) commitGroup(group);
+  }
+  function openGroup(): Group {
+    for (const other of openGroups) if (other !== commitIfIdle) other();
+    // IMMEDIATE takes the file's write lock at once, so another process's writer never deadlocks on a lock upgrade.
+    begin.run();
+    const g: Group = { openedAt: performance.now(), members: [] };
+    group = g;
+    openGroups.add(commitIfIdle);
+    setImmediate(() => {
+      if (group !== g) return;
+      lock.acquire().then(() => {
+        try {
+          commitGroup(g);
+        } finally {
+          lock.release();
+        }
+      }, (e: unknown) => console.error('committing a group of transactions failed:', e));
+    });
+    return g;
+  }
 
   async function transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T> {
     await lock.acquire();
-    const committed: Array<() => void> = [];
+    const callbacks: Array<() => void> = [];
+    let alone = false;
     const tx: UnitOfWork = {
-      db: writeDb, records: writeRecords.records, inTransaction: true, afterCommit: (callback) => void committed.push(callback), announce: () => {},
+      db: writeDb, records: writeRecords.records, inTransaction: true, afterCommit: (callback) => void callbacks.push(callback),
+      announce: (topic) => {
+        if (CACHED_TOPICS.has(topic)) alone = true;
+      },
       prepared: preparedForWrites,
     };
     try {
-      // IMMEDIATE takes the file's write lock at once, so another process's writer never deadlocks on a lock upgrade.
-      begin.run();
+      const g = group ?? openGroup();
+      // The first of a group needs no savepoint (its failure rolls back the whole, which holds nothing else); nor does it
+      // pay for one: a savepoint copies each page it changes, to a temporary file past 64 KiB (a batch of records).
+      const inSavepoint = g.members.length > 0;
+      if (inSavepoint) savepoint.run();
       let result: T;
       try {
         result = await work(tx);
-        commit.run();
-        checkpointer.committed();
-        readEpoch++;
+        if (inSavepoint) releaseSavepoint.run();
       } catch (e) {
-        if (writer.inTransaction) rollback.run();
+        if (inSavepoint && writer.inTransaction) {
+          rollbackToSavepoint.run();
+          releaseSavepoint.run();
+        } else if (group === g) {
+          // Rolled back whole: the first of the group, or SQLite rolled back itself (a full disk, an I/O error), taking the
+          // group's other work with it.
+          if (writer.inTransaction) rollback.run();
+          group = undefined;
+          openGroups.delete(commitIfIdle);
+          for (const m of g.members) m.settle(new Error(`rolled back with another transaction of its commit: ${e instanceof Error ? e.message : String(e)}`));
+        }
         throw e;
       }
-      for (const callback of committed) callback();
-      return result;
+      const committed = new Promise<T>((resolve, reject) => {
+        g.members.push({ callbacks, settle: (error) => (error === undefined ? resolve(result) : reject(error)) });
+      });
+      if (alone || performance.now() - g.openedAt >= GROUP_COMMIT_MS) commitGroup(g);
+      return committed;
     } finally {
       lock.release();
     }
   }
+  /** The write lock as the checkpointer takes it: an open group commits first, so the log can start over. */
+  const lockForCheckpoints = {
+    acquire: async () => {
+      await lock.acquire();
+      if (group) commitGroup(group);
+    },
+    release: () => lock.release(),
+  };
+  const checkpointer = startCheckpointer(databaseFile, lockForCheckpoints, (message) => console.error(`checkpointing ${databaseFile} failed: ${message}`));
 
   return {
     engine: 'sqlite',
@@ -236,6 +331,9 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
       return (reader.pragma('page_count', { simple: true }) as number) * (reader.pragma('page_size', { simple: true }) as number);
     },
     async close() {
+      // An open group commits first (its callers are waiting for it).
+      await lockForCheckpoints.acquire();
+      lock.release();
       // The thread's connection goes first: the last connection to close checkpoints the log and removes it.
       await checkpointer.stop();
       reader.close();

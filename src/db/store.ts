@@ -47,6 +47,12 @@ export interface UnitOfWork {
 
 /** What the processes over one database keep copies of, and announce changes to. */
 export type Topic = 'schema' | 'apps' | 'revocations' | 'workflows' | 'runs' | 'fills' | 'events' | 'webhooks' | 'deliveries' | 'jobs';
+/**
+ * The topics that name something this process keeps a copy of, refreshed when the change commits (the others only wake
+ * workers up). On SQLite a transaction announcing one commits at once rather than with a group (sqlite-store.ts), so
+ * that no transaction runs against a copy older than what it sees in the database.
+ */
+export const CACHED_TOPICS: ReadonlySet<Topic> = new Set(['schema', 'apps', 'revocations', 'workflows', 'webhooks']);
 
 export interface TransactionOptions {
   /**
