@@ -314,23 +314,28 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       const started = performance.now();
       services.activity.noteRequest();
       store.requestArrived();
-      const incoming = request.headers.get('x-request-id');
-      const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-      const state: RequestState = { requestId, clientAddress: clientAddressOf(request, socketAddress) };
-      let response: Response;
+      // While requests are in flight, SQLite groups their commits (sqlite-store.ts).
       try {
-        response = await handle(request, new URL(request.url), state);
-        if (!response.headers.has('x-request-id')) response.headers.set('x-request-id', requestId);
-        if (state.headers) for (const [k, v] of Object.entries(state.headers)) response.headers.set(k, v);
-      } catch (error) {
-        const e = classifyError(error);
-        if (e.cause) state.error = e.cause;
-        response = json(e.status, v1Error(e.status, e.code, e.message, requestId), requestId);
+        const incoming = request.headers.get('x-request-id');
+        const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+        const state: RequestState = { requestId, clientAddress: clientAddressOf(request, socketAddress) };
+        let response: Response;
+        try {
+          response = await handle(request, new URL(request.url), state);
+          if (!response.headers.has('x-request-id')) response.headers.set('x-request-id', requestId);
+          if (state.headers) for (const [k, v] of Object.entries(state.headers)) response.headers.set(k, v);
+        } catch (error) {
+          const e = classifyError(error);
+          if (e.cause) state.error = e.cause;
+          response = json(e.status, v1Error(e.status, e.code, e.message, requestId), requestId);
+        }
+        const ms = performance.now() - started;
+        logRequest(log, state, request.method, response.status, ms);
+        metrics?.observe(state.route, request.method, response.status, ms / 1000);
+        return response;
+      } finally {
+        store.requestFinished();
       }
-      const ms = performance.now() - started;
-      logRequest(log, state, request.method, response.status, ms);
-      metrics?.observe(state.route, request.method, response.status, ms / 1000);
-      return response;
     },
     /** Stops the workflow runner and the webhook worker (finishing what is in progress) and closes the database. */
     async close() {

@@ -13,10 +13,10 @@ export function scratchSqliteStores(prefix: string) {
     current = undefined;
   });
   return {
-    open(): { store: SqliteStore; file: string } {
+    open(opts?: Parameters<typeof openSqliteStore>[1]): { store: SqliteStore; file: string } {
       const dir = tempDir(prefix);
       const file = path.join(dir, 'db.sqlite');
-      const store = openSqliteStore(file);
+      const store = openSqliteStore(file, opts);
       current = { store, dir };
       return { store, file };
     },

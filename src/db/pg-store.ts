@@ -182,6 +182,7 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
     externalVersion: () => schemaVersion,
     readVersion,
     requestArrived: nextTurn,
+    requestFinished: () => {},
     async ping() {
       await pool.query('SELECT 1');
     },

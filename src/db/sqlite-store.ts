@@ -18,8 +18,9 @@ export const DB_FILE = 'table-service.db';
 /** How long a transaction waits for the one before it; past this, something holds the write lock far too long. */
 const LOCK_WAIT_MS = 5000;
 /**
- * Group commit: transactions that end within one turn of the event loop share one COMMIT (see `transaction`), unless the
- * group has been open this long when one ends: a caller never waits more than about this for the others of its group.
+ * Group commit: while requests are in flight, the transactions that end within one turn of the event loop share one
+ * COMMIT (see `transaction`), unless the group has been open this long when one ends: a caller never waits more than
+ * about this for the others of its group.
  */
 const GROUP_COMMIT_MS = 2;
 /** Each open store's way to commit its open group of transactions (see openGroup): tests open two stores on one file. */
@@ -100,8 +101,9 @@ export type SqliteStore = Store & {
   readonly sqlite: Database.Database;
 };
 
-export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NORMAL' | 'FULL' } = {}): SqliteStore {
+export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NORMAL' | 'FULL'; groupCommitMs?: number } = {}): SqliteStore {
   const synchronous = opts.synchronous ?? 'NORMAL';
+  const groupCommitMs = opts.groupCommitMs ?? GROUP_COMMIT_MS;
   const { sqlite: writer, compile } = connect(databaseFile, { readonly: false, synchronous });
   const writeDb = drizzle(writer, { schema });
   migrate(writeDb, { migrationsFolder: MIGRATIONS });
@@ -166,12 +168,16 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
 
   // Group commit. A commit is most of a small write's cost in SQLite (each one writes the last page of every B-tree it
   // touched to the log again), and under load several requests are read from their sockets in one turn of the event
-  // loop. So transactions run inside one open BEGIN (each after the first in a savepoint, so that its rollback undoes
-  // only its own work), and the COMMIT comes once that turn is over, for every transaction that ended meanwhile; each
-  // caller hears of its own transaction only after that COMMIT, as before. A group commits at once when it is
-  // GROUP_COMMIT_MS old, when a transaction in it announced a change to something kept in memory (CACHED_TOPICS: the
-  // next must not read a copy older than the database it sees), and before anyone else takes the write lock (the
-  // checkpointer) or another store in this process writes to the same file (tests open two).
+  // loop, each handled as far as it goes before the next. So a transaction that ends while a request is being answered
+  // does not commit: the next runs on in the same BEGIN (in a savepoint, so that its rollback undoes only its own work),
+  // and one COMMIT comes once the turn is over, for every transaction that ended meanwhile; each caller hears of its own
+  // transaction only after that COMMIT, as before. A transaction commits at once (with any before it) when no request
+  // is in flight (a worker's claim loop, which would otherwise wait a turn per step), when its group is GROUP_COMMIT_MS
+  // old, and when it announced a change to something kept in memory (CACHED_TOPICS: the next must not read a copy older
+  // than the database it sees). An open group also commits before anyone else takes the write lock (the checkpointer) or
+  // another store in this process writes to the same file (tests open two).
+  /** Requests being answered now (requestArrived, requestFinished). */
+  let requestsInFlight = 0;
   type Member = { callbacks: Array<() => void>; settle: (error?: unknown) => void };
   type Group = { openedAt: number; members: Member[] };
   let group: Group | undefined;
@@ -208,17 +214,19 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
     const g: Group = { openedAt: performance.now(), members: [] };
     group = g;
     openGroups.add(commitIfIdle);
-    setImmediate(() => {
-      if (group !== g) return;
-      lock.acquire().then(() => {
-        try {
-          commitGroup(g);
-        } finally {
-          lock.release();
-        }
-      }, (e: unknown) => console.error('committing a group of transactions failed:', e));
-    });
+    setImmediate(() => commitWhenFree(g));
     return g;
+  }
+  /** Commits `g` (unless that happened meanwhile) once no transaction runs: the transactions waiting before it join it. */
+  function commitWhenFree(g: Group) {
+    if (group !== g) return;
+    lock.acquire().then(() => {
+      try {
+        commitGroup(g);
+      } finally {
+        lock.release();
+      }
+    }, () => commitWhenFree(g));
   }
 
   async function transaction<T>(work: (tx: UnitOfWork) => Promise<T>): Promise<T> {
@@ -259,7 +267,7 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
       const committed = new Promise<T>((resolve, reject) => {
         g.members.push({ callbacks, settle: (error) => (error === undefined ? resolve(result) : reject(error)) });
       });
-      if (alone || performance.now() - g.openedAt >= GROUP_COMMIT_MS) commitGroup(g);
+      if (alone || requestsInFlight === 0 || performance.now() - g.openedAt >= groupCommitMs) commitGroup(g);
       return committed;
     } finally {
       lock.release();
@@ -322,7 +330,13 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
     // through it, and the read connection never writes.
     externalVersion: () => dataVersion.get() as number,
     readVersion,
-    requestArrived: nextTurn,
+    requestArrived() {
+      nextTurn();
+      requestsInFlight++;
+    },
+    requestFinished() {
+      requestsInFlight--;
+    },
     async ping() {
       writer.prepare('SELECT 1').get();
       reader.prepare('SELECT 1').get();

@@ -127,6 +127,8 @@ export interface Store extends UnitOfWork {
    * timer, say) would otherwise be shared with requests that arrive in the turn's poll phase, after it.
    */
   requestArrived(): void;
+  /** Called as each request's answer is ready (app.fetch): SQLite groups commits while requests are in flight. */
+  requestFinished(): void;
   /** Resolves when the database answers a trivial query (the health check). */
   ping(): Promise<void>;
   /** The database's size in bytes (metrics). */
