@@ -105,6 +105,11 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
   const synchronous = opts.synchronous ?? 'NORMAL';
   const groupCommitMs = opts.groupCommitMs ?? GROUP_COMMIT_MS;
   const { sqlite: writer, compile } = connect(databaseFile, { readonly: false, synchronous });
+  // A transaction after the first of a commit group runs in a savepoint, which keeps a copy of each page it changes:
+  // in memory here, where SQLite would spill it to a temporary file past 64 KiB (a batch of 1,000 records wrote some
+  // megabytes there; 100-record batches measured 30 % slower). Also keeps this connection's sorts in memory (an index
+  // built on a large table); the read connection's, which serve lists, stay as they were.
+  writer.pragma('temp_store = MEMORY');
   const writeDb = drizzle(writer, { schema });
   migrate(writeDb, { migrationsFolder: MIGRATIONS });
   writer.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
@@ -242,8 +247,8 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
     };
     try {
       const g = group ?? openGroup();
-      // The first of a group needs no savepoint (its failure rolls back the whole, which holds nothing else); nor does it
-      // pay for one: a savepoint copies each page it changes, to a temporary file past 64 KiB (a batch of records).
+      // The first of a group needs no savepoint (its failure rolls back the whole, which holds nothing else), nor pays
+      // for one (a copy of each page it changes).
       const inSavepoint = g.members.length > 0;
       if (inSavepoint) savepoint.run();
       let result: T;
