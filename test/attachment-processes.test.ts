@@ -81,7 +81,10 @@ describe('attachments in server processes', () => {
     expect(up.status).toBe(201);
     expect(up.body.data.size).toBe(200 * MB);
     console.log(`200 MB upload (${ENGINE}): RSS ${Math.round(before / MB)} MB before, peak ${Math.round(peak / MB)} MB (+${Math.round((peak - before) / MB)} MB)`);
-    expect(peak - before).toBeLessThan(80 * MB);
+    // A file held whole would add at least its 200 MB. What a streamed one adds is dead 1 MiB buffers that V8 collects
+    // only once about 64 MB of them have piled up: measured +33 MB on SQLite, +65-73 MB on PostgreSQL (whose chunk
+    // inserts copy each MiB once more), and +98 MB once in CI when a collection came late.
+    expect(peak - before).toBeLessThan(128 * MB);
     const t = await api(a.url, 'POST', '/api/v1/tables', { token, body: { name: 'Big', fields: [{ name: 'F', type: 'attachment' }] } });
     const rec = await api(a.url, 'POST', `/api/v1/tables/${t.body.data.id}/records`, { token, body: { fields: { F: [up.body.data.id] } } });
     const url = new URL(rec.body.data.fields.F[0].url);
