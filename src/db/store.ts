@@ -256,6 +256,9 @@ export async function first<T>(rows: PromiseLike<T[]>): Promise<T | undefined> {
  * Group commit: `write` puts the items given during one turn of the event loop into one transaction, and each caller's
  * promise settles when that transaction has committed (or failed). Items given while one is being written wait for the
  * next. For small rows that must be durable before the answer (issued tokens): many concurrent requests share a commit.
+ * On SQLite the store itself also lets transactions of one turn share a COMMIT (sqlite-store.ts); this batching still
+ * saves them a transaction each there, and on PostgreSQL it is the only sharing (a transaction per token would cost a
+ * round trip and a flush to disk of its own).
  */
 export function groupCommit<T>(store: Pick<Store, 'transaction'>, write: (tx: UnitOfWork, items: T[]) => Promise<void>): (item: T) => Promise<void> {
   let queued: Array<{ item: T; done: (error?: unknown) => void }> = [];
