@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import JSZip from 'jszip';
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { BrowserContext, Frame, Locator, Page } from 'playwright-core';
 import { client, login, removeDir, ROOT, SERVER_ADMIN, startServer, type Client, type ServerProcess } from './server-process.js';
 
@@ -139,6 +139,14 @@ export async function startE2E(opts: { env?: Record<string, string> } = {}): Pro
 }
 
 // ---- Waiting with a message that says what is missing ----
+
+/**
+ * expect.poll with room for a loaded machine: what a page shows follows a write through the server and the page's
+ * refresh, which on CI (PostgreSQL, Chromium and the server on 2 cores) took over vitest's default second.
+ */
+export function poll<T>(fn: () => T | Promise<T>, timeout = 10_000) {
+  return expect.poll(fn, { timeout });
+}
 
 /**
  * Waits for a page element another engineer's page is meant to render; fails naming the page and the testid,

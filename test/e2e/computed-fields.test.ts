@@ -3,11 +3,8 @@
 // cells, filter operators by result type, and a rollup over a link added through the dialog and shown in the drawer.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { defaultBase, describeE2E, expectTestId, screenshot, startE2E, uiLogin, type E2E } from '../e2e-helpers.js';
+import { defaultBase, describeE2E, expectTestId, poll, screenshot, startE2E, uiLogin, type E2E } from '../e2e-helpers.js';
 
-// What the page shows follows a write through the server and the grid's refresh: on a loaded CI machine (PostgreSQL,
-// Chromium and the server on 2 cores) that took over vitest's default second.
-const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 10_000 });
 
 interface FieldInfo { id: string; name: string; type: string; config: Record<string, unknown> }
 

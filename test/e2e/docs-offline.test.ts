@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { CHROMIUM, CHROMIUM_FLAGS, describeE2E, screenshot } from '../e2e-helpers.js';
+import { CHROMIUM, CHROMIUM_FLAGS, describeE2E, poll, screenshot } from '../e2e-helpers.js';
 import { login, removeDir, SERVER_ADMIN, startServer, type ServerProcess } from '../server-process.js';
 
 describeE2E('API reference and GraphiQL in a real browser, offline', () => {
@@ -66,14 +66,14 @@ describeE2E('API reference and GraphiQL in a real browser, offline', () => {
     removeDir(server?.dataDir);
   });
 
-  /** expect.poll with room for a loaded machine (its default is one second). */
-  const poll = <T>(fn: () => Promise<T>) => expect.poll(fn, { timeout: 20_000 });
+  /** Rendering the API reference takes longest of the pages: 20 s. */
+  const slowPoll = <T>(fn: () => Promise<T>) => poll(fn, 20_000);
   const operationPath = (p: string) => page.locator(`#swagger-ui .opblock-summary-path[data-path="${p}"]`);
 
   it('shows the v1 document at /api/docs, and the Open API document once chosen in the selector', async () => {
     await page.goto(`${server.url}/api/docs`);
     await operationPath('/api/v1/tables').first().waitFor();
-    await poll(() => page.locator('#swagger-ui .information-container .title').innerText()).toContain('Table Service API v1');
+    await slowPoll(() => page.locator('#swagger-ui .information-container .title').innerText()).toContain('Table Service API v1');
     expect(await page.locator('#swagger-ui').innerText()).toContain('/api/v1/tables');
     expect(await operationPath('/api/v1/tables/{table_id}/fields').count()).toBeGreaterThan(0);
     // An operation opens with its parameters and answer schema, rendered from the document alone.
@@ -90,7 +90,7 @@ describeE2E('API reference and GraphiQL in a real browser, offline', () => {
     expect(await select.locator('option').allInnerTexts()).toEqual(['Table Service API v1', 'Table Service Open API and OAuth']);
     await select.selectOption({ label: 'Table Service Open API and OAuth' });
     await operationPath('/api/open/v1/bases/{base_id}/tables/{table_id}/records').first().waitFor();
-    await poll(() => page.locator('#swagger-ui .information-container .title').innerText()).toContain('Table Service Open API and OAuth');
+    await slowPoll(() => page.locator('#swagger-ui .information-container .title').innerText()).toContain('Table Service Open API and OAuth');
     expect(await operationPath('/api/oauth/token').count()).toBeGreaterThan(0);
     expect(await operationPath('/api/v1/tables').count()).toBe(0);
 
@@ -113,25 +113,25 @@ describeE2E('API reference and GraphiQL in a real browser, offline', () => {
     await page.goto(`${server.url}/graphql`);
     await page.locator('.graphiql-container .graphiql-query-editor .CodeMirror').waitFor();
     // The default query explains where the token goes; the headers tab is the one open.
-    await poll(() => page.locator('.graphiql-query-editor').innerText()).toContain('Authorization');
-    await poll(() => page.locator('.graphiql-editor-tools button[data-name="headers"]').getAttribute('class')).toContain('active');
+    await slowPoll(() => page.locator('.graphiql-query-editor').innerText()).toContain('Authorization');
+    await slowPoll(() => page.locator('.graphiql-editor-tools button[data-name="headers"]').getAttribute('class')).toContain('active');
 
     // The default query needs no token.
     await page.locator('.graphiql-execute-button').click();
-    await poll(resultText).toContain('"__typename": "Query"');
+    await slowPoll(resultText).toContain('"__typename": "Query"');
     await screenshot(page, 'graphiql');
     // The schema came through introspection from this server: the documentation explorer lists the root type.
     await page.locator('.graphiql-sidebar button[aria-label="Show Documentation Explorer"]').click();
-    await poll(() => page.locator('.graphiql-doc-explorer').innerText()).toContain('Query');
+    await slowPoll(() => page.locator('.graphiql-doc-explorer').innerText()).toContain('Query');
 
     // Without a token the signed-in fields are refused; with one pasted into the headers editor they answer.
     await setEditor('.graphiql-query-editor .CodeMirror', '{\n  me {\n    email\n  }\n}\n');
     await page.locator('.graphiql-execute-button').click();
-    await poll(resultText).toContain('"errors"');
+    await slowPoll(resultText).toContain('"errors"');
     const token = await login(server.url);
     await setEditor('.graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror', JSON.stringify({ Authorization: `Bearer ${token}` }));
     await page.locator('.graphiql-execute-button').click();
-    await poll(resultText).toContain(`"email": "${SERVER_ADMIN.email}"`);
+    await slowPoll(resultText).toContain(`"email": "${SERVER_ADMIN.email}"`);
     // Headers are not kept in the browser's storage.
     expect(await page.evaluate(() => JSON.stringify(localStorage))).not.toContain(token);
 
