@@ -9,6 +9,7 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { projectPath } from '../project-root.js';
 import * as schema from './schema.js';
 import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
+import { searchTableSettings } from './sqlite-dialect.js';
 import { createSqliteRecordStore } from './sqlite-record-store.js';
 import { CACHED_TOPICS, type Db, type SecretName, type Store, type UnitOfWork } from './store.js';
 
@@ -96,6 +97,15 @@ function createWriteLock() {
   };
 }
 
+/** Gives search tables created before searchTableSettings existed those settings (once: each keeps them in its _config). */
+function settleSearchTables(sqlite: Database.Database) {
+  const tables = sqlite.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'fts_*' AND sql LIKE 'CREATE VIRTUAL TABLE%'`).pluck().all() as string[];
+  const unsettled = tables.filter((name) => !sqlite.prepare(`SELECT 1 FROM "${name}_config" WHERE k = 'crisismerge'`).get());
+  sqlite.transaction(() => {
+    for (const name of unsettled) for (const ddl of searchTableSettings(`"${name}"`)) sqlite.exec(ddl);
+  })();
+}
+
 export type SqliteStore = Store & {
   /** The write connection, for what only SQLite has (backups, tests that inspect the file). */
   readonly sqlite: Database.Database;
@@ -112,6 +122,7 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
   writer.pragma('temp_store = MEMORY');
   const writeDb = drizzle(writer, { schema });
   migrate(writeDb, { migrationsFolder: MIGRATIONS });
+  settleSearchTables(writer);
   writer.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
   const { sqlite: reader, compile: compileOnReader } = connect(databaseFile, { readonly: true, synchronous });
   const readDb = drizzle(reader, { schema });
