@@ -34,7 +34,7 @@ export function toPg(sql: string, schema: string): string {
 
 /** The page and count statements of a v1 list, as the service runs them on PostgreSQL. */
 export function pgListSql(schema: string, tableId: string, fields: FieldMeta[], q: { filter?: unknown; sort?: unknown }): ListSql {
-  const s = listSql(tableId, fields, q);
+  const s = listSql(tableId, fields, q, 'postgres');
   return { pageSql: toPg(s.pageSql, schema), countSql: toPg(s.countSql, schema), params: s.params };
 }
 

@@ -88,13 +88,16 @@ export function compileFilter(raw: unknown, fields: FieldMeta[], params: unknown
   return group(raw);
 }
 
-/** Same ORDER BY terms as record-store sortTerms: empty values last in both directions (text is never stored as ''). */
-export function sortExpr(f: FieldMeta, direction: 'asc' | 'desc'): string {
+/**
+ * Same ORDER BY terms as record-store sortTerms: empty values last in both directions (text is never stored as ''),
+ * spelled as each engine's dialect spells it (emptiesLast).
+ */
+export function sortExpr(f: FieldMeta, direction: 'asc' | 'desc', engine: 'sqlite' | 'postgres' = 'sqlite'): string {
   const col = columnExpr(f);
   const dir = direction === 'desc' ? 'DESC' : 'ASC';
   if (storageOf(f.type) === 'system') return `${col} ${dir}`;
   if (f.type === 'checkbox') return `coalesce(${col}, 0) ${dir}`;
-  return `(${col} IS NULL), ${col} ${dir}`;
+  return engine === 'sqlite' ? `${col} ${dir} NULLS LAST` : `(${col} IS NULL), ${col} ${dir}`;
 }
 
 export interface ListSql {
@@ -105,7 +108,7 @@ export interface ListSql {
 }
 
 /** The two statements record-store list() runs for one page with its total. */
-export function listSql(tableId: string, fields: FieldMeta[], q: { filter?: unknown; sort?: unknown }): ListSql {
+export function listSql(tableId: string, fields: FieldMeta[], q: { filter?: unknown; sort?: unknown }, engine: 'sqlite' | 'postgres' = 'sqlite'): ListSql {
   const params: unknown[] = [];
   const where = q.filter !== undefined ? compileFilter(q.filter, fields, params) : '';
   const whereSql = where && where !== '1' ? ` WHERE ${where}` : '';
@@ -116,7 +119,7 @@ export function listSql(tableId: string, fields: FieldMeta[], q: { filter?: unkn
     ...(keys as Array<{ field: string; direction?: 'asc' | 'desc' }>).map((k) => {
       const f = byKey.get(k.field);
       if (!f) throw new Error(`unknown sort field ${JSON.stringify(k.field)}`);
-      return sortExpr(f, k.direction ?? 'asc');
+      return sortExpr(f, k.direction ?? 'asc', engine);
     }),
     't._seq ASC',
   ].join(', ');

@@ -152,5 +152,6 @@ export function planUses(plan: string, name: string): boolean {
 
 /** Whether a plan sorts rows itself rather than reading them in order from an index. */
 export function planSorts(plan: string): boolean {
-  return ENGINE === 'sqlite' ? plan.includes('USE TEMP B-TREE FOR ORDER BY') : /\bSort\b/.test(plan);
+  // SQLite: `FOR ORDER BY`, or `FOR LAST TERM OF ORDER BY` / `FOR RIGHT PART OF ORDER BY` where the index orders only a prefix.
+  return ENGINE === 'sqlite' ? /USE TEMP B-TREE FOR .*ORDER BY/.test(plan) : /\bSort\b/.test(plan);
 }

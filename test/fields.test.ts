@@ -645,14 +645,30 @@ describe('indexes', () => {
     expect(await indexesOf(t)).not.toContain(`ix_${id}`);
   });
 
-  it('a sort on an indexed field uses its index (contract: "filters and sorts on the field use one")', async () => {
-    const t = await table([{ name: 'N', type: 'number', indexed: true }]);
-    const id = await fieldId(t, 'N');
-    const recs = Array.from({ length: 200 }, (_v, i) => ({ fields: { N: (i * 37) % 200 } }));
+  it('a sort on an indexed field uses its index both ways, empty values last and ties in creation order (contract: "filters and sorts on the field use one")', async () => {
+    const t = await table([{ name: 'N', type: 'number', indexed: true }, { name: 'T', type: 'text', indexed: true }, { name: 'I', type: 'number' }]);
+    // Every 7th record is empty; N and T repeat, so ties are many.
+    const recs = Array.from({ length: 210 }, (_v, i) => ({ fields: i % 7 === 3 ? { I: i } : { N: (i * 37) % 20, T: `t${(i * 37) % 20}`, I: i } }));
     await ok(await c.request('POST', `/api/v1/tables/${t}/records/batch`, { body: { action: 'create', records: recs } }));
-    const sql = await listSql(`/api/v1/tables/${t}/records?sort=${enc([{ field: 'N', direction: 'asc' }])}`);
-    const p = await plan(sql, [20, 0]);
-    expect(p, p).toContain(id);
-    expect(planSorts(p), p).toBe(false);
+    for (const name of ['N', 'T']) {
+      const id = await fieldId(t, name);
+      for (const direction of ['asc', 'desc'] as const) {
+        const url = `/api/v1/tables/${t}/records?page_size=100&sort=${enc([{ field: name, direction }])}`;
+        const p = await plan(await listSql(url), [20, 0]);
+        expect(p, p).toContain(id);
+        expect(planSorts(p), p).toBe(false);
+        const got: Array<{ v: unknown; i: number }> = [];
+        for (let page = 1; page <= 3; page++) {
+          const items = (await ok(await c.request('GET', `${url}&page=${page}`))).items;
+          got.push(...items.map((r: any) => ({ v: r.fields[name] ?? null, i: r.fields.I })));
+        }
+        const key = (v: unknown) => (typeof v === 'string' ? Number(v.slice(1)) : (v as number));
+        const sign = direction === 'asc' ? 1 : -1;
+        const want = recs.map((r, i) => ({ v: (r.fields as any)[name] ?? null, i })).sort((a, b) =>
+          a.v === null || b.v === null ? (a.v === null ? 1 : 0) - (b.v === null ? 1 : 0) || a.i - b.i
+            : sign * (typeof a.v === 'string' ? (a.v < (b.v as string) ? -1 : a.v > (b.v as string) ? 1 : 0) : key(a.v) - key(b.v)) || a.i - b.i);
+        expect(got, `${name} ${direction}`).toEqual(want);
+      }
+    }
   });
 });

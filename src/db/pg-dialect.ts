@@ -26,10 +26,12 @@ export const pgDialect: RecordDialect = {
   likeLower: (expr, pattern) => `translate(${expr}, '${UPPER}', '${UPPER.toLowerCase()}') LIKE ${pattern}`,
   jsonElements: (expr) => `jsonb_array_elements_text(${expr})`,
   joinLines: (expr) => `string_agg(${expr}, chr(10))`,
+  emptiesLast: (col, dir) => `(${col} IS NULL), ${col} ${dir}`,
 
   baseSchema: (baseId) => `"b_${baseId}"`,
   seqColumn: '_seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY',
   filterIndexTail: ', _seq',
+  sortIndexTerms: (terms) => terms,
   junctionTableOptions: '',
   // unnest() returns the arrays' elements in order, so `_seq` numbers the rows in the order given. Array elements are
   // read by each type's input function, as `$n` parameters are.

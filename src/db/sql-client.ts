@@ -39,6 +39,11 @@ export interface RecordDialect extends SqlDialect {
    * index: nothing on SQLite (an index already ends with the rowid, which `_seq` is), `, _seq` on PostgreSQL.
    */
   readonly filterIndexTail: string;
+  /**
+   * The terms of the index that serves a sort on ORDER BY `terms` (sortTermsOf a field's column `col`), before its
+   * closing `, _seq`; null where the field's filter index already serves it.
+   */
+  sortIndexTerms(terms: string, col: string): string | null;
   /** What follows the column list of a junction table's CREATE TABLE (clustered on its primary key where possible). */
   readonly junctionTableOptions: string;
   /** An INSERT (`rest`: `(columns) VALUES ...` or `(columns) SELECT ...`) that skips rows whose key is taken. */

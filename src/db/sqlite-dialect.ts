@@ -15,10 +15,20 @@ export const sqliteDialect: RecordDialect = {
   likeLower: (expr, pattern) => `lower(${expr}) LIKE ${pattern} ESCAPE '\\'`,
   jsonElements: (expr) => `json_each(${expr})`,
   joinLines: (expr) => `group_concat(${expr}, char(10))`,
+  // SQLite's NULL is below every value, so an index on the column in `dir` gives this order read forwards from its first
+  // value (the planner skips the NULLs and reads them last): no expression index on (col IS NULL) needed.
+  emptiesLast: (col, dir) => `${col} ${dir} NULLS LAST`,
 
   baseSchema: () => null,
   seqColumn: '_seq INTEGER PRIMARY KEY AUTOINCREMENT',
   filterIndexTail: '',
+  // An index cannot say NULLS LAST here, nor needs to (emptiesLast). The filter index, on the column and the rowid
+  // (`_seq`), serves the ascending sort, so an indexed field has one more index, not two: at 1,000,000 records each
+  // index on a text column cost about 10 µs of every record written (README, performance).
+  sortIndexTerms(terms, col) {
+    const plain = terms.replace(/ NULLS LAST$/, '');
+    return plain === `${col} ASC` ? null : plain;
+  },
   junctionTableOptions: ' WITHOUT ROWID',
   insertOrIgnore: (table, rest) => `INSERT OR IGNORE INTO ${table} ${rest}`,
   insertOrReplace: (table, columns, _key, values) => `INSERT OR REPLACE INTO ${table} (${columns.join(', ')}) VALUES (${values.join(', ')})`,

@@ -9,7 +9,8 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { projectPath } from '../project-root.js';
 import * as schema from './schema.js';
 import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
-import { searchTableSettings } from './sqlite-dialect.js';
+import { column } from './record-store/context.js';
+import { searchTableSettings, sqliteDialect } from './sqlite-dialect.js';
 import { createSqliteRecordStore } from './sqlite-record-store.js';
 import { CACHED_TOPICS, type Db, type SecretName, type Store, type UnitOfWork } from './store.js';
 
@@ -106,6 +107,24 @@ function settleSearchTables(sqlite: Database.Database) {
   })();
 }
 
+/**
+ * Rebuilds the sort indexes built before SQLite's sorts said NULLS LAST (sqliteDialect.emptiesLast): they were on
+ * ((col IS NULL), col, _seq), which today's ORDER BY does not use. The ascending one goes, the filter index serves that
+ * sort now; the descending one is built as sortIndexTerms says.
+ */
+function settleSortIndexes(sqlite: Database.Database) {
+  const old = sqlite.prepare(`SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND name GLOB 'ixs*' AND sql LIKE '%IS NULL), %'`).all() as Array<{ name: string; tbl_name: string }>;
+  sqlite.transaction(() => {
+    for (const { name, tbl_name: table } of old) {
+      sqlite.exec(`DROP INDEX "${name}"`);
+      const [, dir, fieldId] = /^ixs(asc|desc)_(.+)$/.exec(name)!;
+      const col = column(fieldId);
+      const terms = sqliteDialect.sortIndexTerms(sqliteDialect.emptiesLast(col, dir === 'desc' ? 'DESC' : 'ASC'), col);
+      if (terms) sqlite.exec(`CREATE INDEX "${name}" ON "${table}" (${terms}, _seq)`);
+    }
+  })();
+}
+
 export type SqliteStore = Store & {
   /** The write connection, for what only SQLite has (backups, tests that inspect the file). */
   readonly sqlite: Database.Database;
@@ -123,6 +142,7 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
   const writeDb = drizzle(writer, { schema });
   migrate(writeDb, { migrationsFolder: MIGRATIONS });
   settleSearchTables(writer);
+  settleSortIndexes(writer);
   writer.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
   const { sqlite: reader, compile: compileOnReader } = connect(databaseFile, { readonly: true, synchronous });
   const readDb = drizzle(reader, { schema });

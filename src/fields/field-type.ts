@@ -50,6 +50,8 @@ export interface SqlDialect {
   jsonElements(expr: string): string;
   /** The aggregate joining the text of `expr` over rows with newlines. */
   joinLines(expr: string): string;
+  /** ORDER BY terms of `col` in direction `dir` with NULLs last in both directions. */
+  emptiesLast(col: string, dir: SortDirection): string;
 }
 
 /** The parameters of one statement being built: binding a value returns its placeholder. */
@@ -119,7 +121,7 @@ export interface FieldType {
    * ORDER BY terms of the value `col` in direction `dir`, empty values last in both directions; null when the type cannot
    * be sorted. An indexed field gets an index on exactly these terms, so keep them free of parameters.
    */
-  sortTerms: ((col: string, dir: SortDirection) => string) | null;
+  sortTerms: ((col: string, dir: SortDirection, dialect: SqlDialect) => string) | null;
   /** For a searchable type whose column is not plain text: the text expression of `col` it adds to keyword search (NULL for none). */
   searchText?(col: string, dialect: SqlDialect): string;
   /** Validates `options` and `config` for a new or changed field; returns them normalised. */

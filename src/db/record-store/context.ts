@@ -33,7 +33,7 @@ export function valueExpr(field: FieldDef, type: FieldType): string {
  * them and indexed fields get an index on exactly them.
  */
 export function sortTermsOf(type: FieldType, col: string, dir: 'asc' | 'desc', d: RecordDialect): string {
-  return type.sortTerms!(type.storage === 'json' ? d.jsonText(col) : col, dir === 'desc' ? 'DESC' : 'ASC');
+  return type.sortTerms!(type.storage === 'json' ? d.jsonText(col) : col, dir === 'desc' ? 'DESC' : 'ASC', d);
 }
 
 /** Most parameters one statement binds: below SQLite's limit (32766) and PostgreSQL's (65535). */

@@ -22,7 +22,8 @@ export function schemaChanges({ client, dialect: d }: StoreContext) {
       await client.exec(`CREATE INDEX IF NOT EXISTS ${indexName(field.id)} ON ${rt} (${column(field.id)}${d.filterIndexTail})`);
       if (type.sortTerms) {
         for (const dir of ['asc', 'desc'] as const) {
-          await client.exec(`CREATE INDEX IF NOT EXISTS ${sortIndexName(field.id, dir)} ON ${rt} (${sortTermsOf(type, column(field.id), dir, d)}, _seq)`);
+          const terms = d.sortIndexTerms(sortTermsOf(type, column(field.id), dir, d), column(field.id));
+          if (terms) await client.exec(`CREATE INDEX IF NOT EXISTS ${sortIndexName(field.id, dir)} ON ${rt} (${terms}, _seq)`);
         }
       }
     } else {

@@ -70,6 +70,6 @@ export function columnFilter(empty: Emptiness): FieldType['filterSql'] {
 }
 
 /** ORDER BY terms that put empty (NULL) values last in both directions. */
-export const emptiesLast = (col: string, dir: SortDirection) => `(${col} IS NULL), ${col} ${dir}`;
+export const emptiesLast = (col: string, dir: SortDirection, d: SqlDialect) => d.emptiesLast(col, dir);
 /** ORDER BY terms of a value that is never empty. */
 export const plainSort = (col: string, dir: SortDirection) => `${col} ${dir}`;
