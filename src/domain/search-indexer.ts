@@ -10,6 +10,11 @@ const DELAY_MS = 50;
 /** Requests come first: the indexer waits for this much quiet, but runs a chunk at least this often. */
 const QUIET_MS = 100;
 const MAX_WAIT_MS = 1000;
+/**
+ * Between requests (none in flight, another may be on its way) it runs a chunk this small, a few milliseconds: a client
+ * writing batch after batch leaves the server idle while it reads each answer and sends the next.
+ */
+const GAP_CHUNK = 250;
 
 export function createSearchIndexer({ store }: Deps, loadFields: (uow: UnitOfWork, tableId: string) => Promise<FieldDef[]>, activity: ActivityMonitor) {
   const pending = new Set<string>();
@@ -41,14 +46,16 @@ export function createSearchIndexer({ store }: Deps, loadFields: (uow: UnitOfWor
     const [tableId] = pending;
     if (!tableId) return DELAY_MS;
     const now = Date.now();
-    if (activity.sinceLastRequest() < QUIET_MS && now - lastChunk < MAX_WAIT_MS) return QUIET_MS;
-    lastChunk = now;
+    const due = activity.sinceLastRequest() >= QUIET_MS || now - lastChunk >= MAX_WAIT_MS;
+    if (!due && !activity.idle()) return QUIET_MS;
+    const rows = due ? CHUNK : GAP_CHUNK;
+    if (due) lastChunk = now;
     const touched = touches.get(tableId);
     try {
       // Beside the write lock on PostgreSQL: filling the trigram index takes long, and record writes wait only where they
       // change text a sync may be indexing (record-store/search-index.ts).
       await store.transaction(async (tx) => {
-        const more = await tx.records.syncSearch(tableId, await loadFields(tx, tableId), CHUNK);
+        const more = await tx.records.syncSearch(tableId, await loadFields(tx, tableId), rows);
         // A write that committed while this ran may be above what it saw: the table stays pending then.
         if (!more) tx.afterCommit(() => {
           if (touches.get(tableId) === touched) pending.delete(tableId);
@@ -61,6 +68,14 @@ export function createSearchIndexer({ store }: Deps, loadFields: (uow: UnitOfWor
     }
     return 0;
   }
+
+  // A gap between requests: a step waiting for quiet runs now (after the answer's I/O), with a small chunk.
+  activity.onIdle(() => {
+    if (!timer || running || stopped) return;
+    clearTimeout(timer);
+    timer = null;
+    setImmediate(() => schedule(0));
+  });
 
   return {
     /** Notes that a table's search text changed (called once the write has committed). */
