@@ -1,5 +1,6 @@
 // The search indexer steps aside while requests flow and uses the gaps between them (src/domain/search-indexer.ts):
-// with a request in flight it waits; once none is, it indexes small chunks until the next one arrives.
+// with a request in flight it waits; once none is, it indexes small chunks until the next one arrives, if a table has
+// enough rows waiting to be worth it.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createActivityMonitor } from '../src/domain/activity.js';
 import type { Deps } from '../src/domain/deps.js';
@@ -15,7 +16,7 @@ describe('search indexer between requests', () => {
     await indexer?.stop();
   });
 
-  it('waits while a request is in flight and indexes small chunks once none is', async () => {
+  it('waits while a request is in flight and indexes small chunks once none is, when enough rows wait', async () => {
     const chunks: number[] = [];
     // A store whose table never runs out of rows to index: each step asks for `limit` rows.
     const store = {
@@ -36,7 +37,14 @@ describe('search indexer between requests', () => {
     };
     flow();
     indexer = createSearchIndexer({ store } as unknown as Deps, async () => [], activity);
-    indexer.touch('tblA');
+    // A few rows are not worth a step of their own between requests: they wait for quiet, or for the next full chunk.
+    indexer.touch('tblA', 10);
+    clearInterval(traffic);
+    activity.noteAnswered();
+    await pause(60);
+    expect(chunks).toEqual([]);
+    flow();
+    indexer.touch('tblA', 1000);
     // Small chunks are the gaps'; a full one (2,000) could run only if the timers stalled for the quiet time (100 ms).
     const small = () => chunks.filter((n) => n < 2000).length;
     await pause(250);
