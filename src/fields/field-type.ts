@@ -119,7 +119,7 @@ export interface FieldType {
   filterSql(term: FilterTerm, params: SqlParams): string;
   /**
    * ORDER BY terms of the value `col` in direction `dir`, empty values last in both directions; null when the type cannot
-   * be sorted. An indexed field gets an index on exactly these terms, so keep them free of parameters.
+   * be sorted. An indexed field gets an index that serves them (RecordDialect.sortIndexTerms), so keep them free of parameters.
    */
   sortTerms: ((col: string, dir: SortDirection, dialect: SqlDialect) => string) | null;
   /** For a searchable type whose column is not plain text: the text expression of `col` it adds to keyword search (NULL for none). */

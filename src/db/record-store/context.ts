@@ -30,7 +30,7 @@ export function valueExpr(field: FieldDef, type: FieldType): string {
 
 /**
  * ORDER BY terms of a field's value `col` (record-query refuses keys on types that cannot be sorted). Lists sort by
- * them and indexed fields get an index on exactly them.
+ * them and indexed fields get an index that serves them (RecordDialect.sortIndexTerms).
  */
 export function sortTermsOf(type: FieldType, col: string, dir: 'asc' | 'desc', d: RecordDialect): string {
   return type.sortTerms!(type.storage === 'json' ? d.jsonText(col) : col, dir === 'desc' ? 'DESC' : 'ASC', d);
