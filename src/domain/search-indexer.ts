@@ -23,6 +23,11 @@ export function createSearchIndexer({ store }: Deps, loadFields: (uow: UnitOfWor
   const touches = new Map<string, number>();
   /** Rows written per table that its index may not hold yet, as touch counted them (Infinity where not counted). */
   const backlog = new Map<string, number>();
+  /** A table whose index holds every write noted for it, or that is gone: nothing left to do for it. */
+  const settle = (tableId: string) => {
+    pending.delete(tableId);
+    backlog.delete(tableId);
+  };
   const gapWorthIt = () => {
     const [tableId] = pending;
     return tableId !== undefined && (backlog.get(tableId) ?? 0) >= GAP_CHUNK;
@@ -65,17 +70,13 @@ export function createSearchIndexer({ store }: Deps, loadFields: (uow: UnitOfWor
         const more = await tx.records.syncSearch(tableId, await loadFields(tx, tableId), rows);
         // A write that committed while this ran may be above what it saw: the table stays pending then.
         if (!more) tx.afterCommit(() => {
-          if (touches.get(tableId) === touched) {
-            pending.delete(tableId);
-            backlog.delete(tableId);
-          }
+          if (touches.get(tableId) === touched) settle(tableId);
         });
         else tx.afterCommit(() => backlog.set(tableId, Math.max(0, (backlog.get(tableId) ?? 0) - rows)));
       }, { writeLock: false });
     } catch (e) {
-      pending.delete(tableId); // the table was deleted meanwhile, or the next write will schedule it again
+      settle(tableId); // the table was deleted meanwhile, or the next write will schedule it again
       touches.delete(tableId);
-      backlog.delete(tableId);
       if (!stopped && !/no such table|does not exist/.test(String(e))) console.error('search indexing failed:', e);
     }
     return 0;
@@ -102,10 +103,7 @@ export function createSearchIndexer({ store }: Deps, loadFields: (uow: UnitOfWor
     /** Inside a write transaction: brings one table fully up to date (before a search). */
     async catchUp(tx: UnitOfWork, tableId: string, fields: FieldDef[]): Promise<void> {
       while (await tx.records.syncSearch(tableId, fields, 50_000));
-      tx.afterCommit(() => {
-        pending.delete(tableId);
-        backlog.delete(tableId);
-      });
+      tx.afterCommit(() => settle(tableId));
     },
     /** At start: every table may have rows left from before a restart. */
     touchAll(tableIds: string[]) {
