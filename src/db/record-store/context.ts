@@ -54,8 +54,10 @@ export interface StoreContext {
   /**
    * INSERT of `tuples` (each with `columns.length` values) into `table`: one statement of column arrays where the dialect
    * has insertArrays (`types` are the columns' SQL types), else `client.rowsPerInsert` rows per statement.
+   * `scalarParameters` skips the arrays: for a few rows of long JSON text, which an array's text form would escape once
+   * more (every quote) and the server parse twice.
    */
-  insertRows(table: string, columns: string[], tuples: unknown[][], types: readonly string[]): Promise<void>;
+  insertRows(table: string, columns: string[], tuples: unknown[][], types: readonly string[], opts?: { scalarParameters?: boolean }): Promise<void>;
 }
 
 export function createContext(client: SqlClient): StoreContext {
@@ -63,7 +65,7 @@ export function createContext(client: SqlClient): StoreContext {
     client,
     dialect: client.dialect,
     scalar: async (sql, params) => (await client.rows(sql, params))[0]?.[0],
-    insertRows: (table, columns, tuples, types) => insertRows(client, table, columns, tuples, types),
+    insertRows: (table, columns, tuples, types, opts) => insertRows(client, table, columns, tuples, types, opts?.scalarParameters ?? false),
   };
 }
 
@@ -79,10 +81,10 @@ const arrayElement = (v: unknown) => (v == null ? null : typeof v === 'object' ?
  */
 const insertTexts = new WeakMap<string[], Map<number, string> & { table: string; dialect: RecordDialect }>();
 
-async function insertRows(client: SqlClient, table: string, columns: string[], tuples: unknown[][], types: readonly string[]) {
+async function insertRows(client: SqlClient, table: string, columns: string[], tuples: unknown[][], types: readonly string[], scalarParameters: boolean) {
   if (!tuples.length) return;
   const d = client.dialect;
-  if (d.insertArrays && tuples.length > 1) {
+  if (d.insertArrays && tuples.length > 1 && !scalarParameters) {
     // One round trip and one short statement for the whole batch, instead of one per slice of rows with a parameter each.
     const arrays = columns.map((_, c) => tuples.map((t) => arrayElement(t[c])));
     await client.run(d.insertArrays(table, columns, types), arrays);

@@ -30,7 +30,7 @@ export function eventRows(ctx: StoreContext) {
     async insertEvents(rows: EventRow[]): Promise<void> {
       await ctx.insertRows('events', COLUMNS, rows.map((r) => [
         r.id, r.baseId, r.seq, r.type, r.tableId, r.recordId, r.actorType, r.actorId, r.at, JSON.stringify(r.data), r.eventCount,
-      ]), TYPES);
+      ]), TYPES, { scalarParameters: true }); // a batch's rows are few (EVENTS_PER_ROW events each) and their data long
     },
   };
 }
