@@ -36,8 +36,11 @@ const fieldsOf = new Map<string, Array<FieldMeta & { indexed: boolean }>>();
 function fields(tableId: string) {
   let f = fieldsOf.get(tableId);
   if (!f) {
-    f = (db.prepare('SELECT id, name, type, options, indexed FROM fields WHERE table_id = ? ORDER BY position').all(tableId) as any[])
-      .map((r) => ({ id: r.id, name: r.name, type: r.type, options: r.options ? JSON.parse(r.options) : null, indexed: r.indexed === 1 }));
+    f = (db.prepare('SELECT id, name, type, options, config, indexed FROM fields WHERE table_id = ? ORDER BY position').all(tableId) as any[])
+      .map((r) => ({
+        id: r.id, name: r.name, type: r.type, options: r.options ? JSON.parse(r.options) : null, indexed: r.indexed === 1,
+        resultType: JSON.parse(r.config ?? '{}').result_type,
+      }));
     if (!f.length) throw Object.assign(new Error(`table ${tableId} has no fields`), { status: 404 });
     fieldsOf.set(tableId, f);
   }
@@ -54,9 +57,14 @@ function stmt(conn: Database.Database, sql: string) {
   return s;
 }
 
-function toRecord(fs: FieldMeta[], cols: FieldMeta[], r: unknown[]) {
+/** A row's stored values by field id (the columns after the 6 system columns). */
+function storedValues(cols: FieldMeta[], r: unknown[]): Record<string, unknown> {
   const byId: Record<string, unknown> = {};
   for (let i = 0; i < cols.length; i++) byId[cols[i].id] = r[6 + i];
+  return byId;
+}
+
+function toRecord(fs: FieldMeta[], cols: FieldMeta[], r: unknown[], byId = storedValues(cols, r)) {
   const out: Record<string, unknown> = {};
   for (const f of fs) out[f.name] = fromStored(f, byId[f.id]);
   return { id: r[1], fields: out, created_at: r[2], updated_at: r[3] };
@@ -183,7 +191,22 @@ function list(tableId: string, url: URL) {
   const rows = stmt(db, q.pageSql).raw().all(...q.params, pageSize, (page - 1) * pageSize) as unknown[][];
   const total = stmt(db, q.countSql).pluck().get(...q.params) as number;
   const cols = columnFields(fs);
-  return { code: 0, msg: 'success', data: { items: rows.map((r) => toRecord(fs, cols, r)), total, page, page_size: pageSize } };
+  const values = rows.map((r) => storedValues(cols, r));
+  addLinks(fs, rows, values);
+  return { code: 0, msg: 'success', data: { items: rows.map((r, i) => toRecord(fs, cols, r, values[i])), total, page, page_size: pageSize } };
+}
+
+/** A page's link values into each row's stored values, one junction query per link field as the service's loadLinks. */
+function addLinks(fs: FieldMeta[], rows: unknown[][], values: Array<Record<string, unknown>>) {
+  if (!rows.length) return;
+  for (const f of fs) {
+    if (f.type !== 'link') continue;
+    const ids = rows.map((r) => r[1] as string);
+    const byId = new Map<string, string[]>();
+    values.forEach((v, i) => { v[f.id] = []; byId.set(ids[i], v[f.id] as string[]); });
+    const found = stmt(db, `SELECT src, dst FROM "lnk_${f.id}" WHERE src IN (${ids.map(() => '?').join(', ')}) ORDER BY src, pos`).raw().all(ids) as string[][];
+    for (const [src, dst] of found) byId.get(src)!.push(dst);
+  }
 }
 
 

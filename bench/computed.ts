@@ -1,5 +1,6 @@
 // Issue 14 workloads, computed fields (contract section 12), on either engine: C1 an edit that fans out to 10,000
-// dependent cells across three tables; C2 a list page with 5 computed fields beside the same page without them; C3 a
+// dependent cells across three tables; C2 a list page with 5 computed fields beside the same page without them (and,
+// on SQLite, C2raw the same two pages from the raw baseline: what the values alone cost); C3 a
 // formula added to the 100,000-record list table, until every record has its value; C4 a formula added to the
 // 1,000,000-record table while other requests keep arriving (the longest any of them waited).
 import { batchBody, FIELDS, prng } from './data.js';
@@ -16,6 +17,8 @@ export interface ComputedCtx {
   prefix?: string;
   /** Waits until the service stops using the CPU on its own. */
   settle(): Promise<unknown>;
+  /** The engine's raw baseline, reading the service's database (C2 lists the same two tables through it too). */
+  base?: Target;
 }
 
 /** Tasks in C1: each has two computed cells (a rollup and a formula over it), so an edit of their owner changes 10,000. */
@@ -145,6 +148,23 @@ export async function computedList(ctx: ComputedCtx, records: number, seconds: n
   ctx.rows.push({
     id, workload: `list page_size=${PAGE_SIZE} with 5 computed fields (3 formulas, lookup, rollup) vs without`, unit: 'req/s',
     service: r.a.rps, baseline: r.b.rps, baselineLabel: 'no computed', ratio, target: '>= 0.90x', pass: ratio >= 0.9, details: { computed: r.a, plain: r.b },
+  });
+  if (!ctx.base) return;
+  // The same two pages from the raw baseline (same SQL, same link query, no layers): what the five values cost a server
+  // that does nothing else, the yardstick for the ratio above.
+  const base = ctx.base;
+  const rawSample = await sendJson(base, page(computed)(0));
+  if (JSON.stringify(rawSample.data.items) !== JSON.stringify(sample.data.items)) {
+    ctx.problems.push(`${id}: the raw baseline's page differs from the service's: ${JSON.stringify(rawSample.data.items[0]).slice(0, 300)}`);
+  }
+  await warm(base, page(computed), 200, CONNECTIONS);
+  await warm(base, page(plain), 200, CONNECTIONS);
+  const raw = await alternate({ t: base, next: page(computed), label: `${id}raw. baseline list with computed` }, { t: base, next: page(plain), label: `${id}raw. baseline list without computed` },
+    { concurrency: CONNECTIONS, seconds, maxRequests: 1_000_000 });
+  ctx.rows.push({
+    id: `${id}raw`, workload: '  same two lists from the raw baseline (what the five values cost a bare server)', unit: 'req/s',
+    service: raw.a.rps, baseline: raw.b.rps, baselineLabel: 'no computed', ratio: raw.a.rps / raw.b.rps, target: '-', pass: true, info: true,
+    details: { computed: raw.a, plain: raw.b },
   });
 }
 

@@ -299,7 +299,7 @@ async function runSqlite(tmp: string, rows: Row[], problems: string[], profileDi
     });
     if (listTable) await guard(['V1', 'V2'], () => viewWorkloads({ svc, rows, problems }, listTable, LIST_RECORDS, THROUGHPUT_SECONDS)); // before C3's field
     // ---- C1-C4: computed fields (issue 14) ----
-    const cCtx: ComputedCtx = { svc, rows, problems, settle };
+    const cCtx: ComputedCtx = { svc, rows, problems, settle, base };
     await guard(['C1'], () => computedFanOut(cCtx));
     await guard(['C2'], () => computedList(cCtx, COMPUTED_LIST_RECORDS, THROUGHPUT_SECONDS));
     if (listTable) await guard(['C3'], () => computedAddField(cCtx, listTable, LIST_RECORDS));

@@ -9,6 +9,8 @@ export interface FieldMeta {
   name: string;
   type: string;
   options?: string[] | null;
+  /** A formula's or rollup's result type (config.result_type): a boolean result reads 1 as true, like a checkbox. */
+  resultType?: string;
 }
 
 type Storage = 'text' | 'real' | 'integer' | 'json' | 'link' | 'system';
@@ -17,6 +19,8 @@ const STORAGE: Record<string, Storage> = {
   text: 'text', long_text: 'text', email: 'text', url: 'text', phone: 'text', date: 'text', single_select: 'text', user: 'text',
   number: 'real', checkbox: 'integer', rating: 'integer', multi_select: 'json', link: 'link',
   created_time: 'system', last_modified_time: 'system', autonumber: 'system',
+  // Computed types store their result in a column; a lookup's is a JSON array.
+  formula: 'real', rollup: 'real', count: 'real', lookup: 'json',
 };
 const SYSTEM_COLUMN: Record<string, string> = { created_time: '_created_at', last_modified_time: '_updated_at', autonumber: '_seq' };
 
@@ -45,6 +49,9 @@ export function selectList(fields: FieldMeta[]): string {
 /** Stored value → API value, as each type's fromStored does (checkbox reads 1 as true, empty as false; json is parsed). */
 export function fromStored(f: FieldMeta, raw: unknown): unknown {
   if (f.type === 'checkbox') return raw === 1;
+  if (f.resultType === 'boolean') return raw == null ? null : raw === 1;
+  if (f.type === 'lookup') return raw == null ? [] : JSON.parse(raw as string);
+  if (f.type === 'count') return raw ?? 0;
   if (storageOf(f.type) === 'json') return raw == null ? null : JSON.parse(raw as string);
   return raw ?? null;
 }
