@@ -165,7 +165,8 @@ export interface RecordStore {
   /** Which of `ids` exist in the table. */
   existing(tableId: string, ids: string[]): Promise<Set<string>>;
   getMany(tableId: string, fields: FieldDef[], ids: string[]): Promise<StoredRow[]>;
-  list(tableId: string, fields: FieldDef[], q: { where?: ConditionGroup; sort?: SortKey[]; limit: number; offset: number; withTotal: boolean }): Promise<{ rows: StoredRow[]; total: number | undefined }>;
+  /** One page in filter and sort order (ties in creation order); `count` gives the total of the same filter. */
+  list(tableId: string, fields: FieldDef[], q: { where?: ConditionGroup; sort?: SortKey[]; limit: number; offset: number }): Promise<{ rows: StoredRow[] }>;
   /** Records whose search text holds every term (case-insensitive substrings), in creation order. */
   search(tableId: string, fields: FieldDef[], terms: string[], limit: number, offset: number): Promise<{ rows: StoredRow[]; total: number }>;
   /** Which of `ids` match a filter (workflow conditions use the same SQL as list filters). */

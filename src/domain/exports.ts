@@ -49,7 +49,7 @@ export function createExportService({ store }: Deps, o: { tables: TableService; 
     if (sort?.length) {
       // A sort needs the database's order: pages by offset (each one sorted again; fine for what a person exports).
       for (let offset = 0; ; offset += SLICE) {
-        const { rows } = await records.list(tableId, fields, { where, sort, limit: SLICE, offset, withTotal: false });
+        const { rows } = await records.list(tableId, fields, { where, sort, limit: SLICE, offset });
         if (rows.length) yield rows;
         if (rows.length < SLICE) return;
       }

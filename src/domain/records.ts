@@ -52,6 +52,9 @@ export interface RecordChangeListener {
 export const MAX_BATCH = 1000;
 export const MAX_PAGE_SIZE = 1000;
 
+/** A parsed filter as text, its fields by id: what keys the count of a view's list. */
+const filterKey = (where: ConditionGroup | undefined) => (where ? JSON.stringify(where, (key, value) => (key === 'field' ? (value as FieldDef).id : value)) : '');
+
 /** The value context of a table without a field that checks members: none of its types asks it anything. */
 const NO_MEMBERS: ValueContext = {
   isBaseMember() {
@@ -306,12 +309,14 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       let shown = fields;
       if (q.view) ({ where, sort, visible: shown } = combineView(q.view(fields), where, sort));
       const withTotal = q.withTotal ?? true;
-      // A filter's count is kept while nothing commits (read-cache.ts): paging through a large table counts it once. A
-      // view's filter is not keyed by the request, so its pages count each time.
-      const countKey = withTotal && !q.view ? `${tableId}\u0000${typeof q.filter === 'string' ? q.filter : JSON.stringify(q.filter ?? null)}` : null;
-      const { rows, total } = await store.records.list(tableId, shown, { where, sort, limit: p.pageSize, offset: p.offset, withTotal: withTotal && countKey === null });
-      const count = countKey === null ? total : await counts(countKey, () => store.records.count(tableId, where));
-      return { items: recordsOf(shown, rows, q.keyBy), total: count ?? -1, page: p.page, pageSize: p.pageSize };
+      // A filter's count is kept while nothing commits (read-cache.ts): paging through a large table counts it once.
+      // Keyed by the request's filter text, or for a view's list by the filter it combines (the view's is not in the
+      // request; a change to the view commits, which empties the cache).
+      const countKey = !withTotal ? null
+        : q.view ? `${tableId}\u0000view\u0000${filterKey(where)}` : `${tableId}\u0000${typeof q.filter === 'string' ? q.filter : JSON.stringify(q.filter ?? null)}`;
+      const { rows } = await store.records.list(tableId, shown, { where, sort, limit: p.pageSize, offset: p.offset });
+      const count = countKey === null ? -1 : await counts(countKey, () => store.records.count(tableId, where));
+      return { items: recordsOf(shown, rows, q.keyBy), total: count, page: p.page, pageSize: p.pageSize };
     },
 
     /** Keyword search (contract section 6): every whitespace-separated term occurs in some text-like value; creation order. */

@@ -88,18 +88,16 @@ export function recordReads({ client, dialect, scalar }: StoreContext) {
       return out.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
     },
 
-    /** One page in filter and sort order (ties in creation order) and, when asked, the count of all matches. */
-    async list(tableId: string, fields: FieldDef[], q: { where?: ConditionGroup; sort?: SortKey[]; limit: number; offset: number; withTotal: boolean }) {
+    /** One page in filter and sort order (ties in creation order). */
+    async list(tableId: string, fields: FieldDef[], q: { where?: ConditionGroup; sort?: SortKey[]; limit: number; offset: number }) {
       const prefix = await client.tablePrefix(tableId);
       const rt = recordTable(tableId, prefix);
       const params = new Params(dialect);
       const where = whereSql(q.where, params, prefix);
-      const whereCount = params.values.length;
       const order = [...(q.sort ?? []).map((k) => sortExpr(k, dialect)), 't._seq ASC'].join(', ');
       const page = `LIMIT ${params.bind(q.limit)} OFFSET ${params.bind(q.offset)}`;
       const raw = await client.rows(`SELECT ${selectList(fields)} FROM ${rt} t${where} ORDER BY ${order} ${page}`, params.values);
-      const total = q.withTotal ? (await scalar(`SELECT COUNT(*) FROM ${rt} t${where}`, params.values.slice(0, whereCount))) as number : undefined;
-      return { rows: await toRows(fields, raw, prefix), total };
+      return { rows: await toRows(fields, raw, prefix) };
     },
 
     /** Records whose search text holds every term (case-insensitive substrings), in creation order. */
