@@ -46,7 +46,10 @@ export function selectList(fields: FieldMeta[]): string {
   return ['t._seq', 't._id', 't._created_at', 't._updated_at', 't._created_by', 't._updated_by', ...columnFields(fields).map((f) => `t.${column(f.id)}`)].join(', ');
 }
 
-/** Stored value → API value, as each type's fromStored does (checkbox reads 1 as true, empty as false; json is parsed). */
+/**
+ * Stored value → API value, as each type's fromStored does: a checkbox reads 1 as true and empty as false, a boolean
+ * formula or rollup empty as null; json is parsed, an empty lookup is [] and an empty count 0.
+ */
 export function fromStored(f: FieldMeta, raw: unknown): unknown {
   if (f.type === 'checkbox') return raw === 1;
   if (f.resultType === 'boolean') return raw == null ? null : raw === 1;
