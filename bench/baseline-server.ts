@@ -199,9 +199,9 @@ function list(tableId: string, url: URL) {
 /** A page's link values into each row's stored values, one junction query per link field as the service's loadLinks. */
 function addLinks(fs: FieldMeta[], rows: unknown[][], values: Array<Record<string, unknown>>) {
   if (!rows.length) return;
+  const ids = rows.map((r) => r[1] as string);
   for (const f of fs) {
     if (f.type !== 'link') continue;
-    const ids = rows.map((r) => r[1] as string);
     const byId = new Map<string, string[]>();
     values.forEach((v, i) => { v[f.id] = []; byId.set(ids[i], v[f.id] as string[]); });
     const found = stmt(db, `SELECT src, dst FROM "lnk_${f.id}" WHERE src IN (${ids.map(() => '?').join(', ')}) ORDER BY src, pos`).raw().all(ids) as string[][];

@@ -178,7 +178,7 @@ describe('views', () => {
     const changed = await c.request('PUT', `/api/v1/views/${v.id}`, { body: { filter: { field: 'Status', operator: 'eq', value: 'Todo' } } });
     expect(changed.status, JSON.stringify(changed.body)).toBe(200);
     expect(await total()).toBe(2);
-    // The same filter given as a parameter on top of the view narrows it, and is counted apart.
+    // A filter given as a parameter on top of the view narrows it, and is counted apart.
     const both = await c.request('GET', `/api/v1/tables/${tableId}/records?view_id=${v.id}&filter=${encodeURIComponent(JSON.stringify({ field: 'Title', operator: 'eq', value: 'T0' }))}`);
     expect(both.body.data.total).toBe(1);
     await c.request('DELETE', `/api/v1/tables/${tableId}/records/${made.body.data.id}`);

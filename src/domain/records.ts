@@ -52,7 +52,7 @@ export interface RecordChangeListener {
 export const MAX_BATCH = 1000;
 export const MAX_PAGE_SIZE = 1000;
 
-/** A parsed filter as text, its fields by id: what keys the count of a view's list. */
+/** A parsed filter as text, its fields by id: what keys a list's count, whether the filter came from a view or not. */
 const filterKey = (where: ConditionGroup | undefined) => (where ? JSON.stringify(where, (key, value) => (key === 'field' ? (value as FieldDef).id : value)) : '');
 
 /** The value context of a table without a field that checks members: none of its types asks it anything. */
@@ -310,12 +310,10 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       if (q.view) ({ where, sort, visible: shown } = combineView(q.view(fields), where, sort));
       const withTotal = q.withTotal ?? true;
       // A filter's count is kept while nothing commits (read-cache.ts): paging through a large table counts it once.
-      // Keyed by the request's filter text, or for a view's list by the filter it combines (the view's is not in the
-      // request; a change to the view commits, which empties the cache).
-      const countKey = !withTotal ? null
-        : q.view ? `${tableId}\u0000view\u0000${filterKey(where)}` : `${tableId}\u0000${typeof q.filter === 'string' ? q.filter : JSON.stringify(q.filter ?? null)}`;
+      // Keyed by the filter the list runs (a view's and the request's together; a change to a view commits, which
+      // empties the cache).
       const { rows } = await store.records.list(tableId, shown, { where, sort, limit: p.pageSize, offset: p.offset });
-      const count = countKey === null ? -1 : await counts(countKey, () => store.records.count(tableId, where));
+      const count = withTotal ? await counts(`${tableId}\u0000${filterKey(where)}`, () => store.records.count(tableId, where)) : -1;
       return { items: recordsOf(shown, rows, q.keyBy), total: count, page: p.page, pageSize: p.pageSize };
     },
 
