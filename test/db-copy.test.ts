@@ -92,6 +92,11 @@ describe.runIf(ENGINE === 'postgres')('db:copy from SQLite to PostgreSQL', () =>
     seen.attachment = { value: withFile.body.data.fields.Files[0], bytes: Buffer.from(await (await source.app.fetch(new Request(withFile.body.data.fields.Files[0].url))).arrayBuffer()) };
     Object.assign(seen, { t, other, appToken, revoked, adminToken: source.adminToken });
     const baseId = apps.body.data.allowed_bases[0];
+    // A kept Idempotency-Key answer (SQLite keeps them in a file of their own): its repeat replays after the copy.
+    const keyed = { url: `/api/v1/tables/${other}/records`, body: { fields: { Name: 'keyed' } }, key: 'copied-key-1' };
+    const keyedFirst = await source.request('POST', keyed.url, { body: keyed.body, headers: { 'idempotency-key': keyed.key } });
+    expect(keyedFirst.status).toBe(201);
+    seen.keyed = { ...keyed, first: keyedFirst.body };
     // A webhook (disabled: nothing is sent) and the event log move too.
     const hook = await source.request('POST', `/api/v1/bases/${baseId}/webhooks`, { body: { url: 'https://example.com/hook', events: ['*'], enabled: false } });
     expect(hook.status, JSON.stringify(hook.body)).toBe(201);
@@ -144,6 +149,14 @@ describe.runIf(ENGINE === 'postgres')('db:copy from SQLite to PostgreSQL', () =>
     const openBase = async (token: string) => (await call(copied!, 'GET', '/api/open/v1/bases', token)).status;
     expect(await openBase(seen.appToken as string)).toBe(200);
     expect(await openBase(seen.revoked as string)).toBe(401);
+  });
+
+  it('replays an Idempotency-Key answer kept before the copy', async () => {
+    const keyed = seen.keyed as { url: string; body: unknown; key: string; first: any };
+    const repeat = await send((r) => copied!.fetch(r), 'POST', `http://test.local${keyed.url}`, { token: seen.adminToken as string, body: keyed.body, headers: { 'idempotency-key': keyed.key } });
+    expect(repeat.status).toBe(201);
+    expect(repeat.headers.get('idempotent-replayed')).toBe('true');
+    expect(repeat.body.data).toEqual(keyed.first.data);
   });
 
   it('serves the copied attachment and its thumbnail from PostgreSQL', async () => {

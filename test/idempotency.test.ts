@@ -3,10 +3,14 @@
 // not kept, 4xx are; another method, path or body is a 422, a repeat while the first runs a 409; a malformed key a 400.
 // Keys are per actor; on PostgreSQL a second app over the same database honours them too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import { and, eq } from 'drizzle-orm';
 import { ENGINE } from './database.js';
 import { ADMIN, makeApp, makeTable, type TestClient, type TestResponse } from './helpers.js';
 import { fingerprint } from '../rest-adapters/idempotency.js';
+import { ANSWER_FILE } from '../src/db/sqlite-answer-file.js';
+import { DB_FILE } from '../src/db/sqlite-store.js';
 
 let c: TestClient;
 let adminId: string;
@@ -274,7 +278,13 @@ describe('Idempotency-Key on /api/v1', () => {
     if (dead.outcome === 'claimed') await dead.finish({ status: 418, headers: {}, body: '{"stale":true}' });
     await c.app.services.idempotency.flush();
     expectReplayOf(await send('POST', url, key, { body }), taken);
-    await store.transaction((tx) => tx.db.update(keys).set({ expiresAt: new Date(Date.now() - 1000).toISOString() }).where(where));
+    // 24 h later: SQLite keeps the answers in a file of their own (src/db/sqlite-answer-file.ts), PostgreSQL in its table.
+    const past = new Date(Date.now() - 1000).toISOString();
+    if (ENGINE === 'sqlite') {
+      const answers = new Database(path.join(c.dir, ANSWER_FILE));
+      expect(answers.prepare('UPDATE idempotency_keys SET expires_at = ? WHERE actor = ? AND key = ?').run(past, `user:${adminId}`, key).changes).toBe(1);
+      answers.close();
+    } else await store.transaction((tx) => tx.db.update(keys).set({ expiresAt: past }).where(where));
     const again = await send('POST', url, key, { body });
     expect(again.status).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBeNull();
@@ -302,6 +312,33 @@ describe('the kept answers (src/domain/idempotency.ts)', () => {
     const retry = await idempotency.begin(actor, failing, 'PUT /y 2');
     expect(retry.outcome).toBe('claimed');
     if (retry.outcome === 'claimed') await retry.finish({ status: 200, headers: {}, body: '{}' });
+  });
+
+  it.runIf(ENGINE === 'sqlite')('survive a restart in their own file, which takes over the answers an earlier version kept in the database', async () => {
+    const tableId = await freshTable();
+    const url = `/api/v1/tables/${tableId}/records`;
+    const key = newKey('restart');
+    const first = await send('POST', url, key, { body: { fields: { Name: 'Kept' } } });
+    expect(first.status).toBe(201);
+    await c.app.services.idempotency.flush();
+    // A row as versions before the answer file wrote it, into the database's own table.
+    const actor = `user:${adminId}`;
+    const old = newKey('old');
+    const database = new Database(path.join(c.dir, DB_FILE));
+    database.prepare('INSERT INTO idempotency_keys (actor, key, fingerprint, status, headers, body, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(actor, old, 'POST /x old', 200, '{"retry-after":"7"}', '{"old":true}', new Date(Date.now() + 60_000).toISOString());
+    const restarted = await makeApp({ DATA_DIR: c.dir, DATABASE_URL: '' });
+    try {
+      expect(await restarted.app.services.idempotency.begin(actor, old, 'POST /x old'))
+        .toEqual({ outcome: 'replay', answer: { status: 200, headers: { 'retry-after': '7' }, body: '{"old":true}' } });
+      expect(database.prepare('SELECT count(*) FROM idempotency_keys').pluck().get()).toBe(0);
+      const again = await restarted.request('POST', url, { body: { fields: { Name: 'Kept' } }, headers: { 'idempotency-key': key }, token: await restarted.login(ADMIN.email, ADMIN.password) });
+      expectReplayOf(again, first);
+    } finally {
+      database.close();
+      await restarted.close();
+    }
+    expect(await countRecords(tableId)).toBe(1);
   });
 });
 

@@ -13,6 +13,7 @@ import * as pgSchema from './pg-schema.js';
 import { openPgStore } from './pg-store.js';
 import { createPgRecordStore } from './pg-record-store.js';
 import { pgDialect } from './pg-dialect.js';
+import { ANSWER_FILE } from './sqlite-answer-file.js';
 import { hasColumn, linkTable, recordTable } from './record-store/context.js';
 
 /** A problem meant for the operator; the target is left as it was. */
@@ -92,13 +93,19 @@ export async function copyToPostgres(opts: { sqliteFile: string; targetUrl: stri
   }
 
   const source = new Database(opts.sqliteFile, { readonly: true, fileMustExist: true });
+  // The kept Idempotency-Key answers are in a file of their own (sqlite-answer-file.ts); a server of an earlier version,
+  // which kept them in the database, never made one.
+  const answerFile = path.join(path.dirname(opts.sqliteFile), ANSWER_FILE);
+  const answers = fs.existsSync(answerFile) ? new Database(answerFile, { readonly: true, fileMustExist: true }) : undefined;
+  const sourceOf = (table: string) => (table === 'idempotency_keys' && answers) || source;
   const store = await openPgStore(opts.targetUrl, { poolSize: 2 });
   const client = await store.pool.connect();
   try {
     source.exec('BEGIN'); // one snapshot of the source, while its server may go on writing
+    answers?.exec('BEGIN');
     const userTables = source.prepare('SELECT id, base_id AS baseId FROM tables').all() as Array<{ id: string; baseId: string }>;
-    const count = (sql: string) => source.prepare(sql).pluck().get() as number;
-    let total = TABLES.reduce((n, t) => n + count(`SELECT count(*) FROM ${quote(getTableConfig(t.table).name)}`), 0);
+    const count = (sql: string, from = source) => from.prepare(sql).pluck().get() as number;
+    let total = TABLES.reduce((n, t) => n + count(`SELECT count(*) FROM ${quote(getTableConfig(t.table).name)}`, sourceOf(getTableConfig(t.table).name)), 0);
     for (const t of userTables) total += count(`SELECT count(*) FROM ${recordTable(t.id)}`);
     let done = 0;
     const report = (what: string) => opts.onProgress?.({ done, total, what });
@@ -109,7 +116,7 @@ export async function copyToPostgres(opts: { sqliteFile: string; targetUrl: stri
       const columns = config.columns.filter((c) => c.name !== 'seq' || !insertionOrder);
       const names = columns.map((c) => c.name);
       const select = `SELECT ${insertionOrder ? 'rowid AS seq, ' : ''}${names.map(quote).join(', ')} FROM ${quote(config.name)} ORDER BY rowid`;
-      const rows = (source.prepare(select).raw().all() as unknown[][]).map((row) => row.map((v, i) => {
+      const rows = (sourceOf(config.name).prepare(select).raw().all() as unknown[][]).map((row) => row.map((v, i) => {
         const c = columns[i - (insertionOrder ? 1 : 0)];
         return c?.columnType === 'PgBoolean' ? v === 1 : v;
       }));
@@ -168,6 +175,7 @@ export async function copyToPostgres(opts: { sqliteFile: string; targetUrl: stri
     client.release();
     await store.close();
     source.close();
+    answers?.close();
   }
 }
 

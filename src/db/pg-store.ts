@@ -137,7 +137,6 @@ export async function openPgStore(url: string, opts: { poolSize?: number } = {})
     // Outside a transaction nothing is written, so there is nothing to announce.
     prepared,
     // One pool serves reads and writes: there is no write connection whose cache would be warmer.
-    preparedOnWriter: prepared,
     announce: () => {},
     onAnnouncement(topic, heard) {
       listeners.set(topic, [...(listeners.get(topic) ?? []), heard]);

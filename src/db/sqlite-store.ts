@@ -8,6 +8,7 @@ import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { projectPath } from '../project-root.js';
 import * as schema from './schema.js';
+import { openAnswerFile } from './sqlite-answer-file.js';
 import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
 import { column } from './record-store/context.js';
 import { searchTableSettings, sqliteDialect } from './sqlite-dialect.js';
@@ -144,6 +145,7 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
   settleSearchTables(writer);
   settleSortIndexes(writer);
   writer.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+  const keptAnswers = openAnswerFile(databaseFile, writer);
   const { sqlite: reader, compile: compileOnReader } = connect(databaseFile, { readonly: true, synchronous });
   const readDb = drizzle(reader, { schema });
 
@@ -332,7 +334,7 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
     announce: () => {},
     onAnnouncement: () => {},
     prepared: preparedOn(readDb),
-    preparedOnWriter: preparedForWrites,
+    keptAnswers,
     transaction,
     claimQueuedRun(startedAt, leaseUntil) {
       // One statement in a write transaction: transactions take turns, so no two claims see the same queued run.
@@ -386,6 +388,7 @@ export function openSqliteStore(databaseFile: string, opts: { synchronous?: 'NOR
       lock.release();
       // The thread's connection goes first: the last connection to close checkpoints the log and removes it.
       await checkpointer.stop();
+      await keptAnswers.close();
       reader.close();
       writer.close();
     },

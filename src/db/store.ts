@@ -6,6 +6,7 @@ import type { FieldDef } from '../fields/field-type.js';
 import type * as schema from './schema.js';
 import type { ConditionGroup, RowWrite, SortKey, StoredRow } from './record-store/types.js';
 import type { EventRow } from './record-store/event-rows.js';
+import type { AnswerFile } from './sqlite-answer-file.js';
 
 export type { Condition, ConditionGroup, RowWrite, SortKey, StoredRow } from './record-store/types.js';
 export type { EventRow } from './record-store/event-rows.js';
@@ -75,13 +76,10 @@ export interface Store extends UnitOfWork {
    */
   transaction<T>(work: (tx: UnitOfWork) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   /**
-   * `prepared`, but run on the connection transactions write through (PostgreSQL: the same as `prepared`). SQLite's read
-   * connection drops its whole page cache at its first read after any commit, so a lookup in a table written on every
-   * request reads its pages from the file again each time; the write connection keeps its cache across this process's
-   * commits. It sees what the transaction holding it has written so far, committed or not: only for rows the caller
-   * tells apart itself (src/domain/idempotency.ts keeps the answers it is writing in memory until they are committed).
+   * SQLite: where the answers kept for Idempotency-Key live (a file of their own, written on a thread: sqlite-answer-file.ts).
+   * PostgreSQL keeps them in `idempotency_keys`, where every process claims keys (src/domain/idempotency.ts).
    */
-  preparedOnWriter<Q>(build: (db: Db) => Q): Q;
+  readonly keptAnswers?: AnswerFile;
   /**
    * A secret the service keeps (the token signing key, the URL signing key): the one stored under `name`, or `create()`'s
    * value stored now. Processes starting at once over one database agree on one value.

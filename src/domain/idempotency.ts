@@ -16,11 +16,11 @@
 //
 // SQLite is served by one process (WORKERS needs PostgreSQL), so there a running request's claim is kept in memory, its
 // answer too once given (a repeat is replayed from there), and answers are written in the background, those of several
-// requests in one transaction: a keyed write costs a share of one commit rather than two commits of its own. A restart
-// frees at once the keys of the requests it cut off; a crash loses the answers of the last moment (their retries run).
-// A key is looked up in the table only when in-memory filters of the keys that have rows cannot rule it out: a fresh
-// key, nearly every keyed write, costs no read (idempotency-seen.ts).
-import { and, eq, gt, isNull, lt, lte, or, sql } from 'drizzle-orm';
+// requests in one transaction, into a file of their own on a thread (store.keptAnswers, sqlite-answer-file.ts): a keyed
+// write costs the event loop no commit. A restart frees at once the keys of the requests it cut off; a crash loses the
+// answers of the last moment (their retries run). A key is looked up only when in-memory filters of the keys that have
+// rows cannot rule it out: a fresh key, nearly every keyed write, costs no read (idempotency-seen.ts).
+import { and, eq, isNull, lt, lte, sql } from 'drizzle-orm';
 import { first, type Db } from '../db/store.js';
 import type { Deps } from './deps.js';
 import { createSeenKeys } from './idempotency-seen.js';
@@ -31,8 +31,9 @@ export const IDEMPOTENCY_LEASE_MS = 60_000;
 const PRUNE_EVERY_MS = 60_000;
 /**
  * SQLite: how long an answer waits in memory for others to be written with it (see scheduleWrite). At 10 ms a keyed
- * write still paid a tenth of a commit of its own in the E2 bench (1.1 commits per request); at 50 ms and 800 keyed
- * writes a second, one commit holds some 40 answers, while a crash still loses only the answers of the last moment.
+ * write still paid a tenth of a commit of its own in the E2 bench (1.1 commits per request, when the answers were
+ * written on the event loop); at 50 ms and 800 keyed writes a second, one commit holds some 40 answers, while a crash
+ * still loses only the answers of the last moment.
  */
 const WRITE_AFTER_MS = 50;
 /** SQLite: rows read per query when the kept answers' keys are gathered at start-up. */
@@ -87,31 +88,23 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
     .set({ status: p('status'), headers: p('headers'), body: p('body'), expiresAt: p('expiresAt') })
     .where(and(eq(keys.actor, p('actor')), eq(keys.key, p('key')), isNull(keys.status), eq(keys.expiresAt, p('lease')))).prepare();
 
-  const keepAnswerOnce = (db: Db) => db.insert(keys)
-    .values({ actor: p('actor'), key: p('key'), fingerprint: p('fingerprint'), status: p('status'), headers: p('headers'), body: p('body'), expiresAt: p('expiresAt') })
-    .onConflictDoUpdate({
-      target: [keys.actor, keys.key],
-      set: { fingerprint: p('fingerprint'), status: p('status'), headers: p('headers'), body: p('body'), expiresAt: p('expiresAt') },
-      setWhere: lte(keys.expiresAt, p('now')),
-    }).prepare();
-  const keptRow = (db: Db) => db.select().from(keys).where(and(eq(keys.actor, sql.placeholder('actor')), eq(keys.key, sql.placeholder('key')))).limit(1).prepare();
   /**
    * SQLite only (see the header): the keys of this process's requests by actor and key, with their fingerprints, and
    * their answers once given until they are written. Answers are written in the background, several per transaction.
    */
-  const inMemory = store.engine === 'sqlite' ? new Map<string, { fingerprint: string; answer?: KeptAnswer }>() : undefined;
+  const answerFile = store.keptAnswers;
+  const inMemory = answerFile ? new Map<string, { fingerprint: string; answer?: KeptAnswer }>() : undefined;
   const unwritten: Array<{ id: string; actor: string; key: string; fingerprint: string; answer: KeptAnswer; at: number }> = [];
   let writing: Promise<void> | undefined;
   /** SQLite: which keys may have a row, so that a fresh key is not looked up (see idempotency-seen.ts). */
   const seen = inMemory ? createSeenKeys() : undefined;
   // The rows of earlier runs go into `seen` in the background, a page at a time; until then every key is looked up.
-  if (seen) {
+  if (seen && answerFile) {
     void (async () => {
       let after: { actor: string; key: string } | undefined;
       for (;;) {
-        const later = after && or(gt(keys.actor, after.actor), and(eq(keys.actor, after.actor), gt(keys.key, after.key)));
-        const page = await store.db.select({ actor: keys.actor, key: keys.key, expiresAt: keys.expiresAt }).from(keys)
-          .where(and(gt(keys.expiresAt, iso(Date.now())), later)).orderBy(keys.actor, keys.key).limit(LOAD_PAGE);
+        await new Promise(setImmediate); // a page per turn: requests go on meanwhile
+        const page = answerFile.liveKeys(iso(Date.now()), after, LOAD_PAGE);
         for (const r of page) seen.add(`${r.actor}\n${r.key}`, Date.parse(r.expiresAt));
         if (page.length < LOAD_PAGE) break;
         after = page[page.length - 1];
@@ -123,48 +116,46 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
   let timer: NodeJS.Timeout | undefined;
   /**
    * Writes the answers a little later rather than at once: started at once, a write would hold one answer (the next
-   * finishes while it commits), so a keyed request would cost a commit of its own, and every commit also makes the read
-   * connection drop its page cache. Waiting WRITE_AFTER_MS gathers the answers of several requests into one commit.
+   * finishes while it commits), so a keyed request would cost a commit and a message to the thread of its own. Waiting
+   * WRITE_AFTER_MS gathers the answers of several requests into one commit.
    */
   function scheduleWrite(claims: Map<string, { fingerprint: string; answer?: KeptAnswer }>) {
     timer ??= setTimeout(() => void writeAnswers(claims), WRITE_AFTER_MS);
   }
-  /** Writes the answers given so far, in one transaction per round, until none is left. */
+  /**
+   * Writes the answers given so far in one transaction on the answer file's thread; answers given meanwhile wait for the
+   * next round, WRITE_AFTER_MS later (writing them at once would send the thread a round of one or two answers each
+   * time, and each round costs the event loop its messages). Resolves when the round under way (if any) is done.
+   */
   function writeAnswers(claims: Map<string, { fingerprint: string; answer?: KeptAnswer }>): Promise<void> {
     clearTimeout(timer);
     timer = undefined;
-    writing ??= (async () => {
-      while (unwritten.length) {
-        const batch = unwritten.splice(0);
-        const now = Date.now();
-        const prune = now - prunedAt >= PRUNE_EVERY_MS;
-        if (prune) prunedAt = now;
-        try {
-          await store.transaction(async (tx) => {
-            if (prune) await tx.db.delete(keys).where(lt(keys.expiresAt, iso(now)));
-            for (const u of batch) {
-              await tx.prepared(keepAnswerOnce).execute({
-                actor: u.actor, key: u.key, fingerprint: u.fingerprint, status: u.answer.status, headers: JSON.stringify(u.answer.headers), body: u.answer.body,
-                expiresAt: iso(u.at + ttlMs), now: iso(now),
-              });
-            }
-          });
-        } catch (e) {
-          console.error('keeping the answers of Idempotency-Key requests failed:', e);
-        } finally {
+    if (!writing && unwritten.length) {
+      const batch = unwritten.splice(0);
+      const now = Date.now();
+      const prune = now - prunedAt >= PRUNE_EVERY_MS;
+      if (prune) prunedAt = now;
+      writing = answerFile!.write(batch.map((u) => ({
+        actor: u.actor, key: u.key, fingerprint: u.fingerprint, status: u.answer.status, headers: JSON.stringify(u.answer.headers), body: u.answer.body,
+        expiresAt: iso(u.at + ttlMs),
+      })), iso(now), prune)
+        .catch((e) => console.error('keeping the answers of Idempotency-Key requests failed:', e))
+        .finally(() => {
           for (const u of batch) if (claims.get(u.id)?.answer === u.answer) claims.delete(u.id);
-        }
-      }
-      writing = undefined;
-    })();
-    return writing;
+          writing = undefined;
+          if (unwritten.length) scheduleWrite(claims);
+        });
+    }
+    return writing ?? Promise.resolve();
   }
 
   /** What a kept (or, on PostgreSQL, claimed) row says about a request of `fingerprint`. */
-  function answerOf(row: { fingerprint: string; status: number | null; headers: Record<string, string> | null; body: string | null }, fingerprint: string): IdempotencyBegin {
+  function answerOf(row: { fingerprint: string; status: number | null; headers: Record<string, string> | string | null; body: string | null }, fingerprint: string): IdempotencyBegin {
     if (row.fingerprint !== fingerprint) return { outcome: 'reused' };
     if (row.status === null || row.body === null) return { outcome: 'running' };
-    return { outcome: 'replay', answer: { status: Number(row.status), headers: row.headers ?? {}, body: row.body } };
+    // The answer file keeps the headers as JSON text (drizzle parses the table's column).
+    const headers = typeof row.headers === 'string' ? (JSON.parse(row.headers) as Record<string, string>) : row.headers ?? {};
+    return { outcome: 'replay', answer: { status: Number(row.status), headers, body: row.body } };
   }
 
   async function beginInMemory(claims: Map<string, { fingerprint: string; answer?: KeptAnswer }>, actor: string, key: string, fingerprint: string): Promise<IdempotencyBegin> {
@@ -175,11 +166,9 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
     };
     const before = inFlight();
     if (before) return before;
-    // Looked up only when `seen` cannot rule a row out (for a fresh key it nearly always can), and through the write
-    // connection: this table changes with every answer written, so on the read connection (whose cache the commits keep
-    // dropping) the lookup would read its pages from the file each time. The answers the write connection may hold
-    // uncommitted are still in `claims`, found above.
-    const row = seen!.mayHave(id) ? (await store.preparedOnWriter(keptRow).execute({ actor, key }))[0] : undefined;
+    // Looked up only when `seen` cannot rule a row out (for a fresh key it nearly always can). The answers not yet
+    // written are still in `claims`, found above.
+    const row = seen!.mayHave(id) ? answerFile!.find(actor, key) : undefined;
     // Another request may have claimed the key while the row was read.
     const meanwhile = inFlight();
     if (meanwhile) return meanwhile;
@@ -238,7 +227,9 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
 
   return {
     /** Resolves once every answer given so far is written (before the database closes). */
-    flush: () => (inMemory ? writeAnswers(inMemory) : Promise.resolve()),
+    async flush() {
+      while (inMemory && (writing || unwritten.length)) await writeAnswers(inMemory);
+    },
     /**
      * Claims `key` for `actor` (e.g. `user:usr...`) and a request of `fingerprint` (method, path and body), or says why
      * not: the kept answer to replay, the first request still running, or the key used for another request.
