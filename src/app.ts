@@ -335,7 +335,6 @@ export async function createApp(config: Config, options: AppOptions = {}) {
         return response;
       } finally {
         store.requestFinished();
-        services.activity.noteAnswered();
       }
     },
     /** Stops the workflow runner and the webhook worker (finishing what is in progress) and closes the database. */

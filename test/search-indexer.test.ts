@@ -1,6 +1,5 @@
-// The search indexer steps aside while requests flow and uses the gaps between them (src/domain/search-indexer.ts):
-// with a request in flight it waits; once none is, it indexes small chunks until the next one arrives, if a table has
-// enough rows waiting to be worth it.
+// The search indexer steps aside while requests flow (src/domain/search-indexer.ts): it indexes once no request has
+// arrived for a while, and while they keep arriving it still runs a chunk at least once a second.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createActivityMonitor } from '../src/domain/activity.js';
 import type { Deps } from '../src/domain/deps.js';
@@ -8,7 +7,7 @@ import { createSearchIndexer, type SearchIndexer } from '../src/domain/search-in
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('search indexer between requests', () => {
+describe('search indexer beside requests', () => {
   let indexer: SearchIndexer | undefined;
   let traffic: NodeJS.Timeout | undefined;
   afterEach(async () => {
@@ -16,7 +15,7 @@ describe('search indexer between requests', () => {
     await indexer?.stop();
   });
 
-  it('waits while a request is in flight and indexes small chunks once none is, when enough rows wait', async () => {
+  it('waits while requests keep arriving, runs a chunk at least once a second meanwhile, and indexes once they stop', async () => {
     const chunks: number[] = [];
     // A store whose table never runs out of rows to index: each step asks for `limit` rows.
     const store = {
@@ -27,39 +26,23 @@ describe('search indexer between requests', () => {
       },
     };
     const activity = createActivityMonitor();
-    // Requests keep arriving, one always in flight, so it is never quiet.
-    const flow = () => {
-      activity.noteRequest();
-      traffic = setInterval(() => {
-        activity.noteRequest();
-        activity.noteAnswered();
-      }, 10);
-    };
-    flow();
+    // A request every 10 ms: never 100 ms of quiet.
+    activity.noteRequest();
+    traffic = setInterval(() => activity.noteRequest(), 10);
     indexer = createSearchIndexer({ store } as unknown as Deps, async () => [], activity);
-    // A few rows are not worth a step of their own between requests: they wait for quiet, or for the next full chunk.
-    indexer.touch('tblA', 10);
-    clearInterval(traffic);
-    activity.noteAnswered();
-    await pause(60);
+    indexer.touch('tblA');
+    await pause(400);
     expect(chunks).toEqual([]);
-    flow();
-    indexer.touch('tblA', 1000);
-    // Small chunks are the gaps'; a full one (2,000) could run only if the timers stalled for the quiet time (100 ms).
-    const small = () => chunks.filter((n) => n < 2000).length;
-    await pause(250);
-    expect(small()).toBe(0);
+    // A second without a chunk: one runs although requests go on, then it waits again.
+    await pause(900);
+    expect(chunks.length).toBeGreaterThan(0);
+    expect(chunks.length).toBeLessThan(3);
+    expect(chunks.every((n) => n === 2000)).toBe(true);
 
     clearInterval(traffic);
-    activity.noteAnswered();
-    await pause(60);
-    expect(small()).toBeGreaterThan(0);
-
-    flow();
-    await pause(20);
-    const seen = small();
-    await pause(200);
-    expect(small()).toBe(seen);
+    const before = chunks.length;
+    await pause(400);
+    expect(chunks.length).toBeGreaterThan(before + 1);
     expect(indexer.isPending('tblA')).toBe(true);
   });
 });

@@ -138,7 +138,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
       const at = nowIso();
       const by = actor?.id ?? null;
       await tx.records.insert(tableId, fields, rows, at, by);
-      tx.afterCommit(() => search.touch(tableId, rows.length));
+      tx.afterCommit(() => search.touch(tableId));
       const ids = rows.map((r) => r.id);
       const fanOut = await computed.created(tx, graph, tableId, ids);
       await opts.inTransaction?.(tx, ids);
@@ -174,7 +174,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
         ? new Map((await tx.records.getMany(tableId, fields, ids)).map((r) => [r.id, toApi(fields, r)]))
         : undefined;
       await tx.records.update(tableId, fields, rows, nowIso(), actor?.id ?? null);
-      tx.afterCommit(() => search.touch(tableId, rows.length));
+      tx.afterCommit(() => search.touch(tableId));
       const fanOut = await computed.updated(tx, graph, ids, new Set(rows.flatMap((r) => [...r.values.keys()])));
       await opts.inTransaction?.(tx, ids);
       const after = await tx.records.getMany(tableId, fields, ids);
@@ -273,7 +273,7 @@ export function createRecordService(deps: Deps, tables: TableService, fieldServi
         if (!good.length) return { ...result, cancelled: false };
         const at = nowIso();
         await tx.records.insert(tableId, fields, good, at, actor.userId);
-        tx.afterCommit(() => search.touch(tableId, good.length));
+        tx.afterCommit(() => search.touch(tableId));
         const ids = good.map((r) => r.id);
         const fanOut = await computed.created(tx, graph, tableId, ids);
         if (events.enabled) {
