@@ -31,7 +31,7 @@ export interface AnswerFile {
    */
   write(rows: AnswerRow[], now: string, prune: boolean): Promise<void>;
   /** The row of `actor` and `key`, expired or not. */
-  find(actor: string, key: string): (AnswerRow & { status: number | null }) | undefined;
+  find(actor: string, key: string): AnswerRow | undefined;
   /** Up to `limit` rows live at `now`, by actor and key, after `after` (the filters are filled from these at start-up). */
   liveKeys(now: string, after: { actor: string; key: string } | undefined, limit: number): Array<{ actor: string; key: string; expiresAt: string }>;
   /** Waits for the write under way, then stops the thread and closes the file. */
@@ -130,7 +130,7 @@ export function openAnswerFile(databaseFile: string, moveFrom: Database.Database
         w.postMessage({ rows, now, prune });
       });
     },
-    find: (actor, key) => findRow.get(actor, key) as (AnswerRow & { status: number | null }) | undefined,
+    find: (actor, key) => findRow.get(actor, key) as AnswerRow | undefined,
     liveKeys: (now, after, limit) =>
       (after ? laterKeys.all(now, after.actor, after.actor, after.key, limit) : firstKeys.all(now, limit)) as Array<{ actor: string; key: string; expiresAt: string }>,
     async close() {
