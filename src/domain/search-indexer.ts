@@ -10,7 +10,8 @@ const DELAY_MS = 50;
 /**
  * Requests come first: the indexer waits for this much quiet, but runs a chunk at least this often. It does not use the
  * short gaps between one client's requests (a client writing batch after batch): a chunk there held up each next batch
- * and took 12-20 % off the batch-create rate, and the table's index was no sooner current for it (README, Performance).
+ * and took 9-21 % off the batch-create rate on SQLite, and the table's index was no sooner current for it (README,
+ * Performance).
  */
 const QUIET_MS = 100;
 const MAX_WAIT_MS = 1000;
