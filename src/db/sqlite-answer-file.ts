@@ -30,8 +30,8 @@ export interface AnswerFile {
    * answer given meanwhile by another process over this file is kept); `prune` first deletes the rows expired by `now`.
    */
   write(rows: AnswerRow[], now: string, prune: boolean): Promise<void>;
-  /** The row of `actor` and `key`, expired or not. */
-  find(actor: string, key: string): AnswerRow | undefined;
+  /** The row of `actor` and `key`, expired or not, its headers parsed (as drizzle gives them from the database's table). */
+  find(actor: string, key: string): (Omit<AnswerRow, 'headers'> & { headers: Record<string, string> }) | undefined;
   /** Up to `limit` rows live at `now`, by actor and key, after `after` (the filters are filled from these at start-up). */
   liveKeys(now: string, after: { actor: string; key: string } | undefined, limit: number): Array<{ actor: string; key: string; expiresAt: string }>;
   /** Waits for the write under way, then stops the thread and closes the file. */
@@ -130,7 +130,10 @@ export function openAnswerFile(databaseFile: string, moveFrom: Database.Database
         w.postMessage({ rows, now, prune });
       });
     },
-    find: (actor, key) => findRow.get(actor, key) as AnswerRow | undefined,
+    find(actor, key) {
+      const row = findRow.get(actor, key) as AnswerRow | undefined;
+      return row && { ...row, headers: JSON.parse(row.headers) as Record<string, string> };
+    },
     liveKeys: (now, after, limit) =>
       (after ? laterKeys.all(now, after.actor, after.actor, after.key, limit) : firstKeys.all(now, limit)) as Array<{ actor: string; key: string; expiresAt: string }>,
     async close() {

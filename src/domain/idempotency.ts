@@ -150,12 +150,10 @@ export function createIdempotency({ store }: Deps, opts: { leaseMs?: number; ttl
   }
 
   /** What a kept (or, on PostgreSQL, claimed) row says about a request of `fingerprint`. */
-  function answerOf(row: { fingerprint: string; status: number | null; headers: Record<string, string> | string | null; body: string | null }, fingerprint: string): IdempotencyBegin {
+  function answerOf(row: { fingerprint: string; status: number | null; headers: Record<string, string> | null; body: string | null }, fingerprint: string): IdempotencyBegin {
     if (row.fingerprint !== fingerprint) return { outcome: 'reused' };
     if (row.status === null || row.body === null) return { outcome: 'running' };
-    // The answer file keeps the headers as JSON text (drizzle parses the table's column).
-    const headers = typeof row.headers === 'string' ? (JSON.parse(row.headers) as Record<string, string>) : row.headers ?? {};
-    return { outcome: 'replay', answer: { status: Number(row.status), headers, body: row.body } };
+    return { outcome: 'replay', answer: { status: Number(row.status), headers: row.headers ?? {}, body: row.body } };
   }
 
   async function beginInMemory(claims: Map<string, { fingerprint: string; answer?: KeptAnswer }>, actor: string, key: string, fingerprint: string): Promise<IdempotencyBegin> {
